@@ -1,0 +1,142 @@
+package segment
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/zeebo/xxh3"
+)
+
+// DefaultIndexIntervalBytes is the default spacing of sparse index entries.
+const DefaultIndexIntervalBytes = 4096
+
+// Index file constants. Frozen.
+const (
+	indexMagic      = "FELIXIDX"
+	indexVersion    = 1
+	indexHeaderSize = 48
+	indexEntrySize  = 16
+	indexSumSize    = 8
+	// indexEntriesMax bounds the entries an index file may claim, so a
+	// damaged count cannot ask for an absurd allocation.
+	indexEntriesMax = 1 << 24
+)
+
+// IndexEntry maps one record to its byte position in the segment.
+type IndexEntry struct {
+	RelOffset    uint32 // record offset minus the segment's base offset
+	Pos          uint32 // byte position of the record in the segment
+	MaxTimestamp int64  // largest record timestamp at or before this record
+}
+
+// Index is a segment's sparse index.
+type Index struct {
+	Base    int64 // the segment's base offset
+	DataEnd int64 // size in bytes of the segment it describes
+	Next    int64 // offset one past the segment's last record
+	Entries []IndexEntry
+}
+
+// AppendIndex appends the encoded index file for ix to dst.
+func AppendIndex(dst []byte, ix *Index) []byte {
+	start := len(dst)
+	dst = grow(dst, indexHeaderSize+len(ix.Entries)*indexEntrySize+indexSumSize)
+	b := dst[start:]
+	clear(b[:indexHeaderSize])
+	copy(b, indexMagic)
+	binary.LittleEndian.PutUint16(b[8:], indexVersion)
+	binary.LittleEndian.PutUint16(b[10:], indexEntrySize)
+	binary.LittleEndian.PutUint64(b[16:], uint64(ix.Base))
+	binary.LittleEndian.PutUint64(b[24:], uint64(ix.DataEnd))
+	binary.LittleEndian.PutUint64(b[32:], uint64(ix.Next))
+	binary.LittleEndian.PutUint32(b[40:], uint32(len(ix.Entries)))
+	p := b[indexHeaderSize:]
+	for _, e := range ix.Entries {
+		binary.LittleEndian.PutUint32(p[0:], e.RelOffset)
+		binary.LittleEndian.PutUint32(p[4:], e.Pos)
+		binary.LittleEndian.PutUint64(p[8:], uint64(e.MaxTimestamp))
+		p = p[indexEntrySize:]
+	}
+	body := len(b) - indexSumSize
+	binary.LittleEndian.PutUint64(b[body:], xxh3.Hash(b[:body]))
+	return dst
+}
+
+// DecodeIndex checks and decodes an index file. An error means the index
+// must be rebuilt from its segment; it is never a reason to refuse a log.
+func DecodeIndex(b []byte) (*Index, error) {
+	if len(b) < indexHeaderSize+indexSumSize {
+		return nil, fmt.Errorf("felix/segment: index of %d bytes is too short", len(b))
+	}
+	count := int(binary.LittleEndian.Uint32(b[40:]))
+	if count > indexEntriesMax || len(b) != indexHeaderSize+count*indexEntrySize+indexSumSize {
+		return nil, fmt.Errorf("felix/segment: index claims %d entries in %d bytes", count, len(b))
+	}
+	body := len(b) - indexSumSize
+	if binary.LittleEndian.Uint64(b[body:]) != xxh3.Hash(b[:body]) {
+		return nil, fmt.Errorf("felix/segment: index checksum mismatch")
+	}
+	if string(b[:8]) != indexMagic || binary.LittleEndian.Uint16(b[8:]) != indexVersion ||
+		binary.LittleEndian.Uint16(b[10:]) != indexEntrySize {
+		return nil, fmt.Errorf("felix/segment: unsupported index format")
+	}
+	ix := &Index{
+		Base:    int64(binary.LittleEndian.Uint64(b[16:])),
+		DataEnd: int64(binary.LittleEndian.Uint64(b[24:])),
+		Next:    int64(binary.LittleEndian.Uint64(b[32:])),
+		Entries: make([]IndexEntry, count),
+	}
+	p := b[indexHeaderSize:]
+	for i := range ix.Entries {
+		ix.Entries[i] = IndexEntry{
+			RelOffset:    binary.LittleEndian.Uint32(p[0:]),
+			Pos:          binary.LittleEndian.Uint32(p[4:]),
+			MaxTimestamp: int64(binary.LittleEndian.Uint64(p[8:])),
+		}
+		p = p[indexEntrySize:]
+	}
+	return ix, ix.check()
+}
+
+// check rejects an index whose entries are out of order or out of range.
+func (ix *Index) check() error {
+	prev := IndexEntry{}
+	for i, e := range ix.Entries {
+		if int64(e.Pos) < HeaderSize || int64(e.Pos) >= ix.DataEnd || ix.Base+int64(e.RelOffset) >= ix.Next {
+			return fmt.Errorf("felix/segment: index entry %d out of range", i)
+		}
+		if i > 0 && (e.RelOffset <= prev.RelOffset || e.Pos <= prev.Pos || e.MaxTimestamp < prev.MaxTimestamp) {
+			return fmt.Errorf("felix/segment: index entry %d out of order", i)
+		}
+		prev = e
+	}
+	return nil
+}
+
+// PosOf returns the byte position to start reading from to find offset: the
+// position of the last entry at or before it (HeaderSize when none is).
+func (ix *Index) PosOf(offset int64) int64 {
+	rel := offset - ix.Base
+	i := sort.Search(len(ix.Entries), func(i int) bool { return int64(ix.Entries[i].RelOffset) > rel })
+	if i == 0 {
+		return HeaderSize
+	}
+	return int64(ix.Entries[i-1].Pos)
+}
+
+// PosOfTime returns the byte position to start reading from to find the
+// first record with a timestamp at or after ts: the entry before the first
+// one whose running maximum reaches ts.
+func (ix *Index) PosOfTime(ts int64) int64 {
+	i := sort.Search(len(ix.Entries), func(i int) bool { return ix.Entries[i].MaxTimestamp >= ts })
+	if i == 0 {
+		return HeaderSize
+	}
+	return int64(ix.Entries[i-1].Pos)
+}
+
+// IndexOf builds the index that describes a scanned segment.
+func IndexOf(s *Summary) *Index {
+	return &Index{Base: s.Header.Base, DataEnd: s.End, Next: s.Next, Entries: s.Index}
+}

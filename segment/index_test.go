@@ -1,0 +1,57 @@
+package segment
+
+import (
+	"testing"
+)
+
+func TestAnIndexRoundTripsAndAnswersSeeks(t *testing.T) {
+	img, starts := buildSegment(1000, 50, 0)
+	sum, err := scanBytes(img, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := AppendIndex(nil, IndexOf(&sum))
+	ix, err := DecodeIndex(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Base != 1000 || ix.Next != 1050 || ix.DataEnd != int64(len(img)) || len(ix.Entries) != len(sum.Index) {
+		t.Fatalf("%+v", ix)
+	}
+	for i, start := range starts {
+		if p := ix.PosOf(1000 + int64(i)); p > int64(start) {
+			t.Fatalf("PosOf(%d) = %d past its record at %d", 1000+i, p, start)
+		}
+		// Timestamps are 100+i: a time seek must land at or before record i.
+		if p := ix.PosOfTime(int64(100 + i)); p > int64(start) {
+			t.Fatalf("PosOfTime(%d) = %d past its record at %d", 100+i, p, start)
+		}
+	}
+}
+
+func TestAnyDamageToAnIndexIsDetected(t *testing.T) {
+	enc := goldenIndex()
+	for pos := range enc {
+		b := append([]byte(nil), enc...)
+		b[pos] ^= 0x20
+		if _, err := DecodeIndex(b); err == nil {
+			t.Fatalf("flip at byte %d went unnoticed", pos)
+		}
+	}
+	for n := range len(enc) {
+		if _, err := DecodeIndex(enc[:n]); err == nil {
+			t.Fatalf("index truncated to %d bytes went unnoticed", n)
+		}
+	}
+}
+
+func TestAnIndexWithEntriesOutOfOrderIsRefused(t *testing.T) {
+	ix := &Index{Base: 0, DataEnd: 1000, Next: 10, Entries: []IndexEntry{{RelOffset: 5, Pos: 500}, {RelOffset: 2, Pos: 600}}}
+	if _, err := DecodeIndex(AppendIndex(nil, ix)); err == nil {
+		t.Fatal("entries out of order were accepted")
+	}
+	ix.Entries = []IndexEntry{{RelOffset: 20, Pos: 64}}
+	if _, err := DecodeIndex(AppendIndex(nil, ix)); err == nil {
+		t.Fatal("an entry past Next was accepted")
+	}
+}
