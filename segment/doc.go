@@ -33,22 +33,22 @@
 //
 // Records follow the header back to back, little-endian:
 //
-//	 0                   4                   8
-//	 +-------------------+-------------------+
-//	 | header sum (u32)  | body length (u32) |
-//	 +-------------------+-------------------+
-//	 | offset (u64)                          |
-//	 +-------------------+---------+---------+
-//	 | generation (u32)  | flags   | key len |
-//	 |                   | (u16)   | (u16)   |
-//	 +-------------------+---------+---------+
-//	 | timestamp, unix ns (i64)              |
-//	 +---------------------------------------+ 32
-//	 | key   (key len bytes)                 |
-//	 | value (body length - key len bytes)   |
-//	 +---------------------------------------+
-//	 | record sum (u64)                      |
-//	 +---------------------------------------+ 32 + body length + 8
+//	0                   4                   8
+//	+-------------------+-------------------+
+//	| header sum (u32)  | body length (u32) |
+//	+-------------------+-------------------+
+//	| offset (u64)                          |
+//	+-------------------+---------+---------+
+//	| generation (u32)  | flags   | key len |
+//	|                   | (u16)   | (u16)   |
+//	+-------------------+---------+---------+
+//	| timestamp, unix ns (i64)              |
+//	+---------------------------------------+ 32
+//	| key   (key len bytes)                 |
+//	| value (body length - key len bytes)   |
+//	+---------------------------------------+
+//	| record sum (u64)                      |
+//	+---------------------------------------+ 32 + body length + 8
 //
 // The header sum is the low 32 bits of xxh3 over bytes 4..32 of the record
 // (everything in the header after the sum itself); it is checked before the
