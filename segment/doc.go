@@ -70,17 +70,20 @@
 // by scanning the segment.
 //
 //	 0  magic "FELIXIDX" (8)
-//	 8  version (u16) | entry size (u16) = 16 | reserved (u32)
+//	 8  version (u16) | entry size (u16) = 24 | reserved (u32)
 //	16  base offset (u64)
 //	24  data end: byte size of the segment described (u64)
 //	32  next offset: one past the last record (u64)
 //	40  entry count (u32) | reserved (u32)
-//	48  entries, 16 bytes each:
-//	      relative offset (u32) | byte position (u32) | max timestamp so far (i64)
+//	48  entries, 24 bytes each:
+//	      relative offset (u32) | byte position (u32) | generation (u32) |
+//	      reserved, zero (u32)  | max timestamp so far (i64)
 //	..  checksum (u64): xxh3 of everything before it
 //
-// An entry is added for the first record and then for the first record that
-// starts at least IndexIntervalBytes after the previous entry's position.
+// An entry is added for the first record, for every record whose generation
+// differs from the record before it (so the end of each generation is exact,
+// which replication needs), and for the first record that starts at least
+// IndexIntervalBytes after the previous entry's position.
 // The timestamp is the largest record timestamp at or before that record,
 // so a time seek can stop at the first entry whose timestamp reaches the
 // target and retention by age can read a segment's newest time from its

@@ -37,8 +37,8 @@ func goldenSegment() []byte {
 
 func goldenIndex() []byte {
 	return AppendIndex(nil, &Index{Base: 42, DataEnd: 4096, Next: 50, Entries: []IndexEntry{
-		{RelOffset: 0, Pos: 64, MaxTimestamp: 10},
-		{RelOffset: 5, Pos: 2048, MaxTimestamp: 20},
+		{RelOffset: 0, Pos: 64, Generation: 1, MaxTimestamp: 10},
+		{RelOffset: 5, Pos: 2048, Generation: 2, MaxTimestamp: 20},
 	}})
 }
 

@@ -16,7 +16,7 @@ const (
 	indexMagic      = "FELIXIDX"
 	indexVersion    = 1
 	indexHeaderSize = 48
-	indexEntrySize  = 16
+	indexEntrySize  = 24
 	indexSumSize    = 8
 	// indexEntriesMax bounds the entries an index file may claim, so a
 	// damaged count cannot ask for an absurd allocation.
@@ -27,6 +27,7 @@ const (
 type IndexEntry struct {
 	RelOffset    uint32 // record offset minus the segment's base offset
 	Pos          uint32 // byte position of the record in the segment
+	Generation   uint32 // the record's generation
 	MaxTimestamp int64  // largest record timestamp at or before this record
 }
 
@@ -55,7 +56,9 @@ func AppendIndex(dst []byte, ix *Index) []byte {
 	for _, e := range ix.Entries {
 		binary.LittleEndian.PutUint32(p[0:], e.RelOffset)
 		binary.LittleEndian.PutUint32(p[4:], e.Pos)
-		binary.LittleEndian.PutUint64(p[8:], uint64(e.MaxTimestamp))
+		binary.LittleEndian.PutUint32(p[8:], e.Generation)
+		binary.LittleEndian.PutUint32(p[12:], 0)
+		binary.LittleEndian.PutUint64(p[16:], uint64(e.MaxTimestamp))
 		p = p[indexEntrySize:]
 	}
 	body := len(b) - indexSumSize
@@ -92,21 +95,29 @@ func DecodeIndex(b []byte) (*Index, error) {
 		ix.Entries[i] = IndexEntry{
 			RelOffset:    binary.LittleEndian.Uint32(p[0:]),
 			Pos:          binary.LittleEndian.Uint32(p[4:]),
-			MaxTimestamp: int64(binary.LittleEndian.Uint64(p[8:])),
+			Generation:   binary.LittleEndian.Uint32(p[8:]),
+			MaxTimestamp: int64(binary.LittleEndian.Uint64(p[16:])),
 		}
 		p = p[indexEntrySize:]
 	}
-	return ix, ix.check()
+	if err := ix.check(b); err != nil {
+		return nil, err
+	}
+	return ix, nil
 }
 
 // check rejects an index whose entries are out of order or out of range.
-func (ix *Index) check() error {
+func (ix *Index) check(b []byte) error {
 	prev := IndexEntry{}
 	for i, e := range ix.Entries {
 		if int64(e.Pos) < HeaderSize || int64(e.Pos) >= ix.DataEnd || ix.Base+int64(e.RelOffset) >= ix.Next {
 			return fmt.Errorf("felix/segment: index entry %d out of range", i)
 		}
-		if i > 0 && (e.RelOffset <= prev.RelOffset || e.Pos <= prev.Pos || e.MaxTimestamp < prev.MaxTimestamp) {
+		if binary.LittleEndian.Uint32(b[indexHeaderSize+i*indexEntrySize+12:]) != 0 {
+			return fmt.Errorf("felix/segment: index entry %d has reserved bits set", i)
+		}
+		if i > 0 && (e.RelOffset <= prev.RelOffset || e.Pos <= prev.Pos ||
+			e.MaxTimestamp < prev.MaxTimestamp || e.Generation < prev.Generation) {
 			return fmt.Errorf("felix/segment: index entry %d out of order", i)
 		}
 		prev = e
@@ -134,6 +145,18 @@ func (ix *Index) PosOfTime(ts int64) int64 {
 		return HeaderSize
 	}
 	return int64(ix.Entries[i-1].Pos)
+}
+
+// GenerationEnd returns the offset one past the last record whose
+// generation is at most gen, when the index shows a record of a later
+// generation in this segment; ok is false when it does not.
+func (ix *Index) GenerationEnd(gen uint32) (end int64, ok bool) {
+	for _, e := range ix.Entries {
+		if e.Generation > gen {
+			return ix.Base + int64(e.RelOffset), true
+		}
+	}
+	return 0, false
 }
 
 // IndexOf builds the index that describes a scanned segment.

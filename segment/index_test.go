@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -53,5 +54,27 @@ func TestAnIndexWithEntriesOutOfOrderIsRefused(t *testing.T) {
 	ix.Entries = []IndexEntry{{RelOffset: 20, Pos: 64}}
 	if _, err := DecodeIndex(AppendIndex(nil, ix)); err == nil {
 		t.Fatal("an entry past Next was accepted")
+	}
+}
+
+func TestTheIndexMarksEveryGenerationChange(t *testing.T) {
+	b := AppendHeader(nil, Header{Base: 0})
+	gens := []uint32{1, 1, 1, 2, 2, 5, 5, 5}
+	for i, g := range gens {
+		r := Record{Offset: int64(i), Generation: g}
+		b = AppendRecord(b, &r)
+	}
+	sum, err := Scan(bytes.NewReader(b), int64(len(b)), ScanOptions{IndexIntervalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := IndexOf(&sum)
+	for gen, want := range map[uint32]int64{1: 3, 2: 5, 3: 5, 4: 5} {
+		if end, ok := ix.GenerationEnd(gen); !ok || end != want {
+			t.Fatalf("GenerationEnd(%d) = %d, %v; want %d", gen, end, ok, want)
+		}
+	}
+	if _, ok := ix.GenerationEnd(5); ok {
+		t.Fatal("GenerationEnd(5) found a later generation")
 	}
 }

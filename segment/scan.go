@@ -106,7 +106,7 @@ func (s *scanner) headerMissing(n int) error {
 // records walks the records after the header.
 func (s *scanner) records() error {
 	pos := int64(HeaderSize)
-	lastEntry := int64(-1)
+	lastEntry := int64(0)
 	for pos < s.size {
 		b, err := s.window(pos, RecordHeaderSize)
 		if err != nil {
@@ -122,10 +122,11 @@ func (s *scanner) records() error {
 		if derr != nil {
 			return s.damage(pos, n, derr)
 		}
+		newGen := s.sum.Records == 0 || rec.Generation != s.sum.LastGeneration
 		if err := s.accept(pos, &rec); err != nil {
 			return err
 		}
-		if lastEntry < 0 || pos-lastEntry >= int64(s.opts.IndexIntervalBytes) {
+		if newGen || pos-lastEntry >= int64(s.opts.IndexIntervalBytes) {
 			s.addIndexEntry(pos, &rec)
 			lastEntry = pos
 		}
@@ -158,6 +159,7 @@ func (s *scanner) addIndexEntry(pos int64, r *Record) {
 	s.sum.Index = append(s.sum.Index, IndexEntry{
 		RelOffset:    uint32(r.Offset - s.sum.Header.Base),
 		Pos:          uint32(pos),
+		Generation:   r.Generation,
 		MaxTimestamp: s.sum.MaxTimestamp,
 	})
 }

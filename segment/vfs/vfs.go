@@ -71,4 +71,7 @@ var (
 	ErrExist    = fs.ErrExist    // the same value os errors match
 	ErrNotExist = fs.ErrNotExist // the same value os errors match
 	ErrClosed   = errors.New("felix/vfs: file closed")
+	// ErrCrashed is returned by every operation of a MemFS, and of its
+	// open files, once it has crashed: the process it simulates is dead.
+	ErrCrashed = errors.New("felix/vfs: file system crashed")
 )
