@@ -4,6 +4,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"syscall"
 
 	"github.com/felixbroker/felix/ring"
@@ -29,6 +30,14 @@ func (f *osFile) pathErr(op string, err error) error {
 	return &fs.PathError{Op: op, Path: f.name, Err: err}
 }
 
+// finish ends a data call: it returns w to the pool, and keeps f (so its
+// os.File, whose finalizer would close fd) reachable until the driver is
+// done with fd.
+func (f *osFile) finish(w *waiter) {
+	w.release()
+	runtime.KeepAlive(f)
+}
+
 // ReadAt reads len(p) bytes at off, in as many reads as it takes. It
 // returns io.EOF when the file ends first.
 func (f *osFile) ReadAt(p []byte, off int64) (int, error) {
@@ -36,7 +45,7 @@ func (f *osFile) ReadAt(p []byte, off int64) (int, error) {
 		return 0, f.pathErr("read", ErrClosed)
 	}
 	w := getWaiter()
-	defer w.release()
+	defer f.finish(w)
 	n := 0
 	for n < len(p) {
 		chunk := p[n:min(len(p), n+ioBytesMax)]
@@ -58,7 +67,7 @@ func (f *osFile) WriteAt(p []byte, off int64) (int, error) {
 		return 0, f.pathErr("write", ErrClosed)
 	}
 	w := getWaiter()
-	defer w.release()
+	defer f.finish(w)
 	return f.writeAll(w, p, off)
 }
 
@@ -84,7 +93,7 @@ func (f *osFile) Sync() error {
 		return f.pathErr("sync", ErrClosed)
 	}
 	w := getWaiter()
-	defer w.release()
+	defer f.finish(w)
 	return f.sync(w)
 }
 
@@ -102,7 +111,7 @@ func (f *osFile) WriteAtSync(p []byte, off int64) (int, error) {
 		return 0, f.pathErr("write", ErrClosed)
 	}
 	w := getWaiter()
-	defer w.release()
+	defer f.finish(w)
 	if len(p) == 0 || len(p) > ioBytesMax {
 		return f.writeThenSync(w, p, off, 0)
 	}
