@@ -3,6 +3,7 @@
 package vfs
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,19 +17,66 @@ import (
 // osDriver is one driver the OS FS tests run over.
 type osDriver struct {
 	name string
-	d    ring.Driver
+	d    ring.Driver // nil when this machine refuses it
+	why  error       // why d is nil
 }
 
-// osDrivers returns the drivers to test the OS FS over: the synchronous
-// test driver, until ring.Open exists.
+// osDrivers opens every real driver, closed when tb ends. A driver the
+// kernel refuses (io_uring under seccomp, or off Linux) comes back with a
+// nil d and the reason: use run, which skips it.
 func osDrivers(tb testing.TB) []osDriver {
-	return []osDriver{{"sync", &syncDriver{}}}
+	var ds []osDriver
+	for _, mode := range []ring.Mode{ring.ModeUring, ring.ModePortable} {
+		d, err := ring.Open(ring.Config{Mode: mode})
+		if err != nil && !errors.Is(err, ring.ErrUnavailable) {
+			tb.Fatalf("ring.Open(%v): %v", mode, err)
+		}
+		if d != nil {
+			tb.Cleanup(func() { _ = d.Close() })
+		}
+		ds = append(ds, osDriver{name: mode.String(), d: d, why: err})
+	}
+	return ds
+}
+
+// runOverDrivers runs test once per real driver, as subtests.
+func runOverDrivers(t *testing.T, test func(t *testing.T, d ring.Driver)) {
+	for _, d := range osDrivers(t) {
+		t.Run(d.name, func(t *testing.T) {
+			if d.d == nil {
+				t.Skipf("driver unavailable here: %v", d.why)
+			}
+			test(t, d.d)
+		})
+	}
 }
 
 func TestOSConformance(t *testing.T) {
-	for _, d := range osDrivers(t) {
-		t.Run(d.name, func(t *testing.T) { testConformance(t, NewOS(d.d), t.TempDir()) })
-	}
+	runOverDrivers(t, func(t *testing.T, d ring.Driver) { testConformance(t, NewOS(d), t.TempDir()) })
+}
+
+func TestOSWriteAtSyncOverRealDrivers(t *testing.T) {
+	runOverDrivers(t, func(t *testing.T, d ring.Driver) {
+		fsys := NewOS(d)
+		name := filepath.Join(t.TempDir(), "f")
+		f := create(t, fsys, name)
+		defer closeFile(t, f)
+		p := make([]byte, 1<<20)
+		for i := range p {
+			p[i] = byte(i * 7)
+		}
+		for off := int64(0); off < 4<<20; off += int64(len(p)) {
+			if n, err := f.WriteAtSync(p, off); n != len(p) || err != nil {
+				t.Fatalf("WriteAtSync at %d = %d, %v", off, n, err)
+			}
+		}
+		got := readFile(t, fsys, name)
+		for off := 0; off < len(got); off += len(p) {
+			if !bytes.Equal(got[off:off+len(p)], p) {
+				t.Fatalf("the block at %d differs", off)
+			}
+		}
+	})
 }
 
 func TestOSMkdirAllAndSyncDir(t *testing.T) {
@@ -115,24 +163,22 @@ func TestOSDataCallsAllocateNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
-	for _, d := range osDrivers(t) {
-		t.Run(d.name, func(t *testing.T) {
-			f := create(t, NewOS(d.d), filepath.Join(t.TempDir(), "f"))
-			defer closeFile(t, f)
-			buf := make([]byte, 4096)
-			calls := map[string]func(){
-				"WriteAt":     func() { _, _ = f.WriteAt(buf, 0) },
-				"ReadAt":      func() { _, _ = f.ReadAt(buf, 0) },
-				"Sync":        func() { _ = f.Sync() },
-				"WriteAtSync": func() { _, _ = f.WriteAtSync(buf, 4096) },
+	runOverDrivers(t, func(t *testing.T, d ring.Driver) {
+		f := create(t, NewOS(d), filepath.Join(t.TempDir(), "f"))
+		defer closeFile(t, f)
+		buf := make([]byte, 4096)
+		calls := map[string]func(){
+			"WriteAt":     func() { _, _ = f.WriteAt(buf, 0) },
+			"ReadAt":      func() { _, _ = f.ReadAt(buf, 0) },
+			"Sync":        func() { _ = f.Sync() },
+			"WriteAtSync": func() { _, _ = f.WriteAtSync(buf, 4096) },
+		}
+		for name, call := range calls {
+			if allocs := testing.AllocsPerRun(100, call); allocs != 0 {
+				t.Errorf("%s: %v allocations per call, want 0", name, allocs)
 			}
-			for name, call := range calls {
-				if allocs := testing.AllocsPerRun(100, call); allocs != 0 {
-					t.Errorf("%s: %v allocations per call, want 0", name, allocs)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func BenchmarkOSWriteAt(b *testing.B) {
@@ -152,8 +198,11 @@ func BenchmarkOSWriteAt(b *testing.B) {
 			}
 		}
 	})
-	for _, d := range osDrivers(nil) {
+	for _, d := range osDrivers(b) {
 		b.Run("vfs/"+d.name, func(b *testing.B) {
+			if d.d == nil {
+				b.Skipf("driver unavailable here: %v", d.why)
+			}
 			f, err := NewOS(d.d).Create(filepath.Join(b.TempDir(), "f"))
 			if err != nil {
 				b.Fatal(err)

@@ -6,9 +6,9 @@ import (
 	"github.com/felixbroker/felix/ring"
 )
 
-// ioBytesMax bounds the bytes one read or write Completion moves: Res is an
-// int32, and Linux moves at most 0x7ffff000 bytes per call anyway.
-const ioBytesMax = 1 << 30
+// ioBytesMax bounds the bytes one read or write Completion moves, as the
+// drivers require: Res is an int32.
+const ioBytesMax = ring.TransferBytesMax
 
 // waiter turns a Driver's asynchronous completions into a blocking call.
 // It holds the Completions of one call (at most a write linked to an
