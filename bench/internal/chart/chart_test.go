@@ -37,7 +37,7 @@ func TestLatencyChartCarriesItsNumbers(t *testing.T) {
 	wellFormed(t, svg)
 	for _, want := range []string{
 		"fsync &lt;raw&gt; &amp; ring", // escaped title
-		"p99 991µs", "max 1.001ms", // the result's marks, as text
+		"p99 991µs", "max 1.001ms",     // the result's marks, as text
 		"raw max 100.1µs", // a baseline's mark, as a tooltip
 		">99.9%<", ">90%<", ">0%<", ">1ms<", ">100ns<",
 	} {
@@ -96,7 +96,7 @@ func TestBarsAreScaledWithinTheirGroup(t *testing.T) {
 	span := barWidth - barLabelW - barTextW
 	for _, want := range []string{
 		`width="` + num(float64(span)/2) + `"`, // 50 of 100
-		`width="` + num(float64(span)) + `"`,  // the largest of each group
+		`width="` + num(float64(span)) + `"`,   // the largest of each group
 		"50 (0.5x)", "io_uring: 50 (0.5x)", "7G",
 	} {
 		if !strings.Contains(svg, want) {
