@@ -110,6 +110,12 @@ func conformErrors(t *testing.T, fsys FS, root string) {
 	if _, err := fsys.List(dir); err != nil {
 		t.Fatalf("the directory Remove refused is gone: %v", err)
 	}
+	if _, err := fsys.Open(dir); !errors.Is(err, syscall.EISDIR) {
+		t.Fatalf("Open of a directory: %v, want EISDIR", err)
+	}
+	if _, err := fsys.OpenReadWrite(dir); !errors.Is(err, syscall.EISDIR) {
+		t.Fatalf("OpenReadWrite of a directory: %v, want EISDIR", err)
+	}
 }
 
 func conformRenameRemove(t *testing.T, fsys FS, root string) {

@@ -106,6 +106,8 @@ func (f *osFile) sync(w *waiter) error {
 
 // WriteAtSync submits a write linked to an fdatasync, once. A short write
 // cancels the linked sync; the rest is then written and synced on its own.
+// An empty p is a lone sync, and a p over ioBytesMax is written in pieces
+// and then synced.
 func (f *osFile) WriteAtSync(p []byte, off int64) (int, error) {
 	if f.closed {
 		return 0, f.pathErr("write", ErrClosed)

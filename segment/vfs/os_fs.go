@@ -40,16 +40,26 @@ func (o *osFS) Create(name string) (File, error) {
 }
 
 func (o *osFS) OpenReadWrite(name string) (File, error) {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
-	if err != nil {
-		return nil, err
-	}
-	return newOSFile(f, name, o.d), nil
+	return o.open(name, os.O_RDWR)
 }
 
 func (o *osFS) Open(name string) (File, error) {
-	f, err := os.Open(name)
+	return o.open(name, os.O_RDONLY)
+}
+
+// open opens an existing file. A directory is refused with EISDIR, as
+// opening it for writing would be: a File is always a regular file.
+func (o *osFS) open(name string, flag int) (File, error) {
+	f, err := os.OpenFile(name, flag, 0)
 	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && info.IsDir() {
+		err = &fs.PathError{Op: "open", Path: name, Err: syscall.EISDIR}
+	}
+	if err != nil {
+		_ = f.Close()
 		return nil, err
 	}
 	return newOSFile(f, name, o.d), nil
