@@ -27,7 +27,11 @@
 //   - Hide an error's cause: errors from files match, with errors.Is,
 //     ErrNotExist, ErrExist, ErrClosed, ErrCrashed and the syscall.Errno
 //     underneath (syscall.ENOSPC, syscall.EIO, ...).
-//   - Remove a directory through Remove, which removes files only.
+//   - Remove a directory through Remove, which removes files only, or open
+//     one as a File (Open and OpenReadWrite refuse it with EISDIR).
+//   - Change a file's size or contents in Preallocate: it reserves space
+//     (fallocate with KEEP_SIZE on Linux) or, where the platform or the
+//     file system cannot, does nothing and returns nil.
 //
 // # Durability model
 //
