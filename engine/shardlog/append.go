@@ -1,0 +1,106 @@
+package shardlog
+
+import (
+	"github.com/felixbroker/felix/segment"
+)
+
+// Append assigns the entries dense offsets and queues them for the
+// committer, returning the first offset. It does not wait for the write:
+// w (which may be nil) is told when the records are acknowledged at the
+// log's FsyncMode, or that they failed. It waits only while the write
+// buffer is full (backpressure). Records of one Append are contiguous and
+// ordered; Appends are ordered as they take the log's lock.
+func (l *Log) Append(entries []Entry, gen uint32, w Waiter) (first int64, err error) {
+	if len(entries) == 0 {
+		return 0, ErrEmptyBatch
+	}
+	size := 0
+	for i := range entries {
+		size += segment.RecordSize(len(entries[i].Key), len(entries[i].Value))
+	}
+	l.mu.Lock()
+	if err := l.admit(size, gen); err != nil {
+		l.mu.Unlock()
+		return 0, err
+	}
+	first = l.next
+	var now int64
+	for i := range entries {
+		e := &entries[i]
+		ts := e.Timestamp
+		if ts == 0 {
+			if now == 0 {
+				now = l.opts.Now().UnixNano()
+			}
+			ts = now
+		}
+		l.place(e, gen, ts)
+	}
+	if w != nil {
+		l.waiters.push(pending{first: first, last: l.next - 1, w: w})
+	}
+	l.counters.appends.Add(1)
+	l.counters.records.Add(int64(len(entries)))
+	l.counters.bytes.Add(int64(size))
+	l.work.Signal()
+	l.mu.Unlock()
+	return first, nil
+}
+
+// AppendWait appends and waits for the acknowledgement.
+func (l *Log) AppendWait(entries []Entry, gen uint32) (first int64, err error) {
+	cw := chanWaiters.Get().(*chanWaiter)
+	first, err = l.Append(entries, gen, cw)
+	if err == nil {
+		err = <-cw.ch
+	}
+	chanWaiters.Put(cw)
+	return first, err
+}
+
+// admit waits until a batch of size bytes fits in the fill buffer. A batch
+// larger than the whole buffer goes in alone, growing it.
+func (l *Log) admit(size int, gen uint32) error {
+	for {
+		switch {
+		case l.poison != nil:
+			return l.poison
+		case l.closing:
+			return ErrClosed
+		case gen < l.lastGen:
+			return ErrStaleGeneration
+		case l.fill.empty() || len(l.fill.data)+size <= l.opts.BufferBytes:
+			return nil
+		}
+		l.space.Wait()
+	}
+}
+
+// place frames one record into the fill buffer at the next offset, rolling
+// the tail to a new segment when the record does not fit the current one.
+// The committer creates the new segment's file when it reaches the chunk.
+func (l *Log) place(e *Entry, gen uint32, ts int64) {
+	size := int64(segment.RecordSize(len(e.Key), len(e.Value)))
+	t := l.tail
+	if t.fillPos > segment.HeaderSize && t.fillPos+size > l.opts.SegmentBytes {
+		t = newSeg(l.opts.Dir, l.next)
+		l.tail = t
+	}
+	c := l.fill.chunkFor(t, t.fillPos)
+	pos := t.fillPos
+	l.fill.data = segment.AppendRecordParts(l.fill.data, l.next, gen, e.Flags, ts, e.Key, e.Value)
+	c.end = len(l.fill.data)
+	t.maxTs = max(t.maxTs, ts)
+	if t.fillNext == t.base || gen != t.fillGen || pos-t.lastEntryPos >= int64(l.opts.IndexIntervalBytes) {
+		t.entries = append(t.entries, segment.IndexEntry{
+			RelOffset: uint32(l.next - t.base), Pos: uint32(pos), Generation: gen, MaxTimestamp: t.maxTs,
+		})
+		t.lastEntryPos = pos
+	}
+	t.fillPos += size
+	t.fillNext = l.next + 1
+	t.fillGen = gen
+	l.next++
+	l.fill.next = l.next
+	l.lastGen = gen
+}

@@ -1,0 +1,78 @@
+// Package shardlog is one shard's durable log: dense offsets, group commit,
+// crash-safe rollover, recovery, reads, retention and truncation, over the
+// segment format and the vfs seam.
+//
+// It must never block an appender on a disk (appends queue and are told
+// later; they wait only for buffer room), never acknowledge a record below
+// the durability its FsyncMode promises, never let a record claim a segment
+// file before that file's header and directory entry are durable, and never
+// open a log whose damage it cannot prove was an unfinished write.
+//
+// # Data flow
+//
+//	Append (any goroutine, under mu)       committer (one goroutine)
+//	  assign offsets, frame records          take the fill buffer whole
+//	  into the fill buffer  ---------->      write it (OnCommit: write linked
+//	  queue a Waiter                           to fdatasync; one flush serves
+//	                                           every append queued before it)
+//	                                         publish the watermark
+//	                                         OnVisible(records), then Waiters
+//
+// Two buffers alternate: while the committer writes one, appenders fill
+// the other. A buffer holds records for at most a few segments; where a
+// record does not fit the tail segment, the appender starts a new one and
+// the committer rolls over when it reaches that chunk.
+//
+// # Watermarks
+//
+//	start <= durable <= written <= next (the offset the next append gets)
+//	visible = written (None, Periodic) or durable (OnCommit)
+//
+// visible (End) is the acknowledgement point. Readers never see past it, so a
+// subscriber never sees a record its publisher could still lose to a crash
+// of the process. durable trails written under Periodic by at most the
+// interval (the background loop syncs every interval/2).
+//
+// # Rollover, in the order that keeps every crash openable
+//
+//  1. sync the retired segment, trim its preallocated tail, mark it sealed,
+//     write its index (never trusted; rebuilt when missing or damaged);
+//  2. take the prepared spare (zero-filled and synced in the background) or
+//     create and preallocate a new file;
+//  3. write and fdatasync the header, rename the spare into place, sync the
+//     directory;
+//  4. only then write records into it.
+//
+// A crash before 3 completes leaves a spare (removed on open) or a segment
+// with no header and nothing after it (removed on open); after 3 an empty
+// segment, which is simply the active one.
+//
+// # Recovery
+//
+// The last segment is scanned as active: a torn tail (an unfinished write:
+// the record runs past the end of the file, or ends in zeros with nothing
+// after it) is cut off, zeroed in place when the file goes on past it. Every
+// earlier segment is verified in full (or, with TrustIndexes, through its
+// index) and must end exactly where the next begins. Anything else refuses
+// to open with a *segment.CorruptionError naming file, byte and fault.
+// Reopening is idempotent.
+//
+// # Failure
+//
+// A failed write or fdatasync poisons the log: every waiting append fails,
+// every later append returns the same error (matching ErrPoisoned, and
+// ErrNoSpace for ENOSPC), and reads of visible records keep working. After a
+// failed fdatasync the page cache cannot be trusted, so only reopening the
+// log from disk clears the poison.
+//
+// # Goroutines and locks
+//
+// Lock order: mu, then wmu. mu guards the append side (offsets, the fill
+// buffer, the tail segment's fill fields and index entries, the waiter
+// queue, poison). wmu guards the active segment, rollover's publication of
+// the segment list, and watermark publication, against the background
+// syncer, retention and Truncate. The segment list is copy-on-write behind
+// an atomic pointer; readers take a reference on the segment they read so
+// retention cannot close it under them. Waiter callbacks and OnVisible run
+// on the committer goroutine with no lock held.
+package shardlog

@@ -1,0 +1,152 @@
+package shardlog
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Log is one shard's log. Append, Read and the accessors are safe for
+// concurrent use; Truncate must not run concurrently with Append.
+type Log struct {
+	opts Options
+
+	// mu guards the append side. Lock order: mu before wmu.
+	mu      sync.Mutex
+	space   sync.Cond // appenders waiting for buffer room
+	work    sync.Cond // the committer waiting for records
+	idle    sync.Cond // Truncate waiting for the committer to go idle
+	fill    *buffer   // the buffer appenders fill
+	spare   *buffer   // the other buffer; nil while the committer writes it
+	tail    *seg      // the segment appenders are placing records in
+	next    int64     // offset the next appended record gets
+	lastGen uint32
+	waiters waitQueue
+	poison  error
+	closing bool
+
+	// wmu guards rollover, the active segment and watermark publication,
+	// against the syncer, retention and truncation.
+	wmu    sync.Mutex
+	active *seg // the last segment with a file: written by the committer
+
+	segs    atomic.Pointer[segList]
+	start   atomic.Int64 // first offset the log holds
+	visible atomic.Int64 // offsets below are readable and acknowledged
+	written atomic.Int64 // offsets below are in the page cache
+	durable atomic.Int64 // offsets below are fsynced
+
+	ready    []pending // committer scratch: waiters to call
+	prep     preparer
+	recovery RecoveryInfo
+	counters counters
+
+	committerDone chan struct{}
+	stopMaintain  chan struct{}
+	maintainDone  chan struct{}
+}
+
+// Entry is one record to append. Key and Value are copied; the caller may
+// reuse them once Append returns. A zero Timestamp means now.
+type Entry struct {
+	Key       []byte
+	Value     []byte
+	Timestamp int64
+	Flags     uint16
+}
+
+// RecoveryInfo is what Open found and repaired.
+type RecoveryInfo struct {
+	Took          time.Duration
+	Segments      int
+	Records       int64 // records in the log after recovery
+	TornBytes     int64 // bytes of an unfinished write cut from the tail
+	RemovedFiles  []string
+	IndexRebuilds int
+}
+
+// Open opens the log in opts.Dir, creating it when it does not exist, and
+// recovers it: a torn tail is cut off; any other damage refuses to open
+// with a *segment.CorruptionError. Opening a log again after a clean or
+// unclean stop is idempotent.
+func Open(opts Options) (*Log, error) {
+	o := opts.withDefaults()
+	l := &Log{opts: o, committerDone: make(chan struct{}), stopMaintain: make(chan struct{}), maintainDone: make(chan struct{})}
+	l.space.L, l.work.L, l.idle.L = &l.mu, &l.mu, &l.mu
+	began := o.Now()
+	if err := l.recover(); err != nil {
+		l.releaseAll()
+		return nil, err
+	}
+	l.recovery.Took = o.Now().Sub(began)
+	l.fill, l.spare = newBuffer(o.BufferBytes), newBuffer(o.BufferBytes)
+	l.fill.reset(l.next)
+	l.prep.init(l)
+	go l.commitLoop()
+	go l.maintainLoop()
+	o.Logger.Info("shard log open", "dir", o.Dir, "fsync", o.Fsync.String(), "start", l.start.Load(),
+		"next", l.next, "segments", l.recovery.Segments, "torn_bytes", l.recovery.TornBytes, "took", l.recovery.Took)
+	return l, nil
+}
+
+// Close writes and syncs everything appended, then releases the files.
+// Appends after Close fail with ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		<-l.committerDone
+		return nil
+	}
+	l.closing = true
+	l.work.Broadcast()
+	l.space.Broadcast()
+	l.mu.Unlock()
+	<-l.committerDone
+	close(l.stopMaintain)
+	<-l.maintainDone
+	l.prep.stop()
+	var err error
+	if l.poisonErr() == nil {
+		err = l.syncActive()
+	}
+	l.releaseAll()
+	return err
+}
+
+func (l *Log) poisonErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.poison
+}
+
+func (l *Log) releaseAll() {
+	if p := l.segs.Load(); p != nil {
+		for _, s := range *p {
+			s.release(l.opts.FS)
+		}
+		l.segs.Store(&segList{})
+	}
+}
+
+// Start is the first offset the log holds.
+func (l *Log) Start() int64 { return l.start.Load() }
+
+// End is one past the last acknowledged (visible) offset.
+func (l *Log) End() int64 { return l.visible.Load() }
+
+// Durable is one past the last offset known to be fsynced.
+func (l *Log) Durable() int64 { return l.durable.Load() }
+
+// LastGeneration is the generation of the last appended record.
+func (l *Log) LastGeneration() uint32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastGen
+}
+
+// Recovery reports what Open found.
+func (l *Log) Recovery() RecoveryInfo { return l.recovery }
+
+// Mode is the log's FsyncMode.
+func (l *Log) Mode() FsyncMode { return l.opts.Fsync }

@@ -1,0 +1,109 @@
+package shardlog
+
+import (
+	"time"
+)
+
+// retentionEvery is how often the background loop applies retention.
+const retentionEvery = 5 * time.Second
+
+// maintainLoop runs the log's background work: the Periodic fsync (at half
+// the interval, so a record is synced within the interval of being written
+// unless the fsync itself takes longer) and retention.
+func (l *Log) maintainLoop() {
+	defer close(l.maintainDone)
+	syncEvery := time.Duration(0)
+	if l.opts.Fsync.Kind == FsyncPeriodic {
+		syncEvery = l.opts.Fsync.interval() / 2
+	}
+	tick := retentionEvery
+	if syncEvery > 0 {
+		tick = min(tick, syncEvery)
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	lastRetention := time.Now()
+	for {
+		select {
+		case <-l.stopMaintain:
+			return
+		case now := <-t.C:
+			if syncEvery > 0 && l.written.Load() > l.durable.Load() {
+				if err := l.syncActive(); err != nil {
+					l.fail(err)
+				}
+			}
+			if now.Sub(lastRetention) >= retentionEvery {
+				lastRetention = now
+				l.ApplyRetention()
+			}
+		}
+	}
+}
+
+// Sync makes every record appended before the call durable, whatever the
+// FsyncMode, and returns once it is.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	target := l.next
+	l.mu.Unlock()
+	if err := l.waitWritten(target); err != nil {
+		return err
+	}
+	return l.syncActive()
+}
+
+// waitWritten waits until every offset below target is written.
+func (l *Log) waitWritten(target int64) error {
+	if l.visible.Load() >= target {
+		return nil
+	}
+	cw := chanWaiters.Get().(*chanWaiter)
+	defer chanWaiters.Put(cw)
+	l.mu.Lock()
+	if l.poison != nil {
+		err := l.poison
+		l.mu.Unlock()
+		return err
+	}
+	if l.visible.Load() >= target {
+		l.mu.Unlock()
+		return nil
+	}
+	l.waiters.push(pending{first: target - 1, last: target - 1, w: cw})
+	l.work.Signal()
+	l.mu.Unlock()
+	return <-cw.ch
+}
+
+// syncActive fsyncs the active segment and moves the durable watermark to
+// what was written before the sync began. Earlier segments were synced when
+// they were sealed.
+func (l *Log) syncActive() error {
+	l.wmu.Lock()
+	s, upTo := l.active, l.written.Load()
+	ok := s != nil && s.acquire()
+	l.wmu.Unlock()
+	if !ok || upTo <= l.durable.Load() {
+		if ok {
+			s.release(l.opts.FS)
+		}
+		return nil
+	}
+	began := l.opts.Now()
+	err := s.file.Sync()
+	s.release(l.opts.FS)
+	l.counters.syncs.Add(1)
+	if o := l.opts.Observer; o != nil {
+		o.Synced(l.opts.Now().Sub(began), err)
+	}
+	if err != nil {
+		return &failure{op: "fdatasync", err: err}
+	}
+	l.wmu.Lock()
+	if upTo > l.durable.Load() {
+		l.durable.Store(upTo)
+	}
+	l.wmu.Unlock()
+	return nil
+}

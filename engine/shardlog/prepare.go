@@ -1,0 +1,113 @@
+package shardlog
+
+import (
+	"path/filepath"
+	"sync"
+
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// zeroChunkBytes is the size of each zero write that fills a spare.
+const zeroChunkBytes = 1 << 20
+
+// preparer zero-fills and syncs the next segment's file in the background,
+// so that records overwrite blocks that already exist. There is at most one
+// spare, named prepName; it never holds a record and recovery removes it.
+type preparer struct {
+	l *Log
+
+	mu       sync.Mutex
+	ready    vfs.File // a filled, synced spare, nil when none
+	running  bool
+	stopping bool
+	done     sync.WaitGroup
+}
+
+func (p *preparer) init(l *Log) {
+	p.l = l
+	p.want()
+}
+
+// want starts preparing a spare unless one is ready or being prepared.
+func (p *preparer) want() {
+	if !p.l.opts.PrepareSegments {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ready != nil || p.running || p.stopping {
+		return
+	}
+	p.running = true
+	p.done.Add(1)
+	go p.run()
+}
+
+// take returns the ready spare, if any, handing over its ownership.
+func (p *preparer) take() vfs.File {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.ready
+	p.ready = nil
+	return f
+}
+
+func (p *preparer) run() {
+	defer p.done.Done()
+	f, err := p.fill()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running = false
+	if err != nil {
+		p.l.opts.Logger.Warn("could not prepare the next segment; rollover will create it", "err", err)
+		return
+	}
+	if p.stopping {
+		f.Close()
+		return
+	}
+	p.ready = f
+}
+
+func (p *preparer) fill() (vfs.File, error) {
+	fs, path := p.l.opts.FS, filepath.Join(p.l.opts.Dir, prepName)
+	_ = fs.Remove(path)
+	f, err := fs.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	zeros := make([]byte, zeroChunkBytes)
+	for off := int64(0); off < p.l.opts.SegmentBytes; off += zeroChunkBytes {
+		if p.isStopping() {
+			f.Close()
+			return nil, errStopped
+		}
+		n := min(int64(len(zeros)), p.l.opts.SegmentBytes-off)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (p *preparer) isStopping() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopping
+}
+
+// stop waits for a preparation in progress and closes an unused spare.
+func (p *preparer) stop() {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
+	p.done.Wait()
+	if f := p.take(); f != nil {
+		f.Close()
+	}
+}

@@ -1,0 +1,157 @@
+package shardlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/felixbroker/felix/segment"
+)
+
+// Read appends to dst whole framed records starting at offset from, up to
+// maxBytes of them but always at least one when any is visible, and returns
+// the extended slice and the offset after the last record returned. Reading
+// at End returns no records and no error. An offset below Start or past End
+// is an *OffsetError. Records are verified as they are read; damage is a
+// *segment.CorruptionError, never bad data. Walk the result with
+// segment.NewIter.
+func (l *Log) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) {
+	for {
+		vis, start := l.visible.Load(), l.start.Load()
+		if err := l.checkRange(from, start, vis); err != nil || from == vis {
+			return dst, from, err
+		}
+		s := l.segs.Load().find(from)
+		if s == nil || !s.acquire() {
+			continue // retention or truncation moved the log under us: look again
+		}
+		out, next, err := l.readSeg(s, from, vis, maxBytes, dst)
+		s.release(l.opts.FS)
+		return out, next, err
+	}
+}
+
+func (l *Log) checkRange(from, start, end int64) error {
+	switch {
+	case from < start:
+		return &OffsetError{Offset: from, Start: start, End: end, Kind: ErrBelowStart}
+	case from > end:
+		return &OffsetError{Offset: from, Start: start, End: end, Kind: ErrPastEnd}
+	}
+	return nil
+}
+
+// readSeg reads records from one segment: from an index position at or
+// before from, skipping what comes before it, stopping at vis, at maxBytes
+// (after the first record), or at the segment's visible end.
+func (l *Log) readSeg(s *seg, from, vis int64, maxBytes int, dst []byte) ([]byte, int64, error) {
+	limit := s.visibleEnd.Load()
+	pos := l.positionOf(s, from)
+	base := len(dst)
+	want := int64(maxBytes) + int64(l.opts.IndexIntervalBytes) + segment.RecordOverhead
+	for {
+		n := min(limit-pos, want)
+		if n <= 0 {
+			return dst[:base], from, nil
+		}
+		buf := growTo(dst, base+int(n))
+		read, err := s.file.ReadAt(buf[base:], pos)
+		if err != nil && !(errors.Is(err, io.EOF) && int64(read) == n) {
+			return dst[:base], from, fmt.Errorf("felix/shardlog: reading %s at byte %d: %w", s.path, pos, err)
+		}
+		c := collect(buf[base:], from, vis, maxBytes)
+		switch {
+		case c.err != nil:
+			return dst[:base], from, &segment.CorruptionError{File: s.path, Pos: pos + int64(c.errAt), Reason: c.err.Error(), Err: c.err}
+		case c.keepEnd > 0:
+			m := copy(buf[base:], buf[base+c.keepStart:base+c.keepEnd])
+			return buf[:base+m], c.next, nil
+		case c.atEnd:
+			return dst[:base], from, nil
+		case c.skip > 0:
+			pos += int64(c.skip) // only records before from were read
+			dst = buf[:base]
+		default:
+			want = int64(c.needMore) // the first wanted record is larger than what was read
+			dst = buf[:base]
+		}
+	}
+}
+
+// collected is what collect found in one region read from a segment.
+type collected struct {
+	keepStart, keepEnd int   // the wanted records, when keepEnd > 0
+	next               int64 // offset after the last kept record
+	atEnd              bool  // reached vis before any wanted record
+	skip               int   // bytes of whole records before from
+	needMore           int   // re-read this many bytes: the first wanted record was cut
+	err                error // a record that does not verify, at errAt
+	errAt              int
+}
+
+// collect picks, from region, the records from offset from up to vis and
+// maxBytes (always at least one).
+func collect(region []byte, from, vis int64, maxBytes int) collected {
+	c := collected{keepStart: -1, next: from}
+	at := 0
+	for at < len(region) {
+		rec, n, err := segment.DecodeRecord(region[at:])
+		if errors.Is(err, segment.ErrShort) {
+			if c.keepStart < 0 && at == 0 {
+				c.needMore = max(n, segment.RecordHeaderSize) + 1
+			}
+			break
+		}
+		if err != nil {
+			return collected{err: err, errAt: at}
+		}
+		if rec.Offset >= vis {
+			c.atEnd = c.keepStart < 0
+			break
+		}
+		if rec.Offset >= from {
+			if c.keepStart < 0 {
+				c.keepStart = at
+			} else if at+n-c.keepStart > maxBytes {
+				break
+			}
+			c.keepEnd, c.next = at+n, rec.Offset+1
+		}
+		at += n
+	}
+	if c.keepStart < 0 && !c.atEnd && c.needMore == 0 {
+		c.skip = at
+		if at == 0 {
+			c.atEnd = true // nothing decodable at all: the segment's end
+		}
+	}
+	return c
+}
+
+// positionOf returns a byte position in s at or before the record at
+// offset, from the segment's sparse index.
+func (l *Log) positionOf(s *seg, offset int64) int64 {
+	entries := s.entries
+	if !s.sealed.Load() {
+		l.mu.Lock()
+		entries = s.entries
+		l.mu.Unlock()
+	}
+	rel := offset - s.base
+	i := sort.Search(len(entries), func(i int) bool { return int64(entries[i].RelOffset) > rel })
+	if i == 0 {
+		return segment.HeaderSize
+	}
+	return int64(entries[i-1].Pos)
+}
+
+// growTo returns b extended to length n, reallocating only when needed.
+func growTo(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	out := make([]byte, n, n+n/4)
+	copy(out, b)
+	return out
+}

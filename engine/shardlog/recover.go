@@ -1,0 +1,305 @@
+package shardlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/felixbroker/felix/segment"
+)
+
+// prepName is the zero-filled file the preparer readies for the next
+// rollover. It holds no records; recovery removes it.
+const prepName = "next.prep"
+
+// recover lists the directory, verifies the segments, repairs the tail and
+// leaves the log ready for appends.
+func (l *Log) recover() error {
+	fs, dir := l.opts.FS, l.opts.Dir
+	if err := fs.MkdirAll(dir); err != nil {
+		return fmt.Errorf("felix/shardlog: creating %s: %w", dir, err)
+	}
+	bases, err := l.listSegments()
+	if err != nil {
+		return err
+	}
+	for len(bases) > 0 {
+		err := l.openTail(bases[len(bases)-1])
+		if !errors.Is(err, segment.ErrHeaderMissing) {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		if err := l.removeFile(filepath.Join(dir, segment.SegmentName(bases[len(bases)-1]))); err != nil {
+			return err
+		}
+		if len(bases) == 1 {
+			return l.createFirst(bases[0])
+		}
+		bases = bases[:len(bases)-1]
+	}
+	if len(bases) == 0 {
+		return l.createFirst(0)
+	}
+	return l.openSealed(bases[:len(bases)-1])
+}
+
+// listSegments returns the segment bases in order, removing leftovers that
+// never held records (a prepared spare) and indexes without a segment.
+func (l *Log) listSegments() ([]int64, error) {
+	names, err := l.opts.FS.List(l.opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("felix/shardlog: listing %s: %w", l.opts.Dir, err)
+	}
+	segs := map[int64]bool{}
+	var bases []int64
+	for _, n := range names {
+		if b, suf, ok := segment.ParseName(n); ok && suf == segment.SegmentSuffix {
+			segs[b] = true
+			bases = append(bases, b)
+		}
+	}
+	for _, n := range names {
+		b, suf, ok := segment.ParseName(n)
+		orphan := ok && suf == segment.IndexSuffix && !segs[b]
+		if n == prepName || strings.HasSuffix(n, ".tmp") || orphan {
+			if err := l.removeFile(filepath.Join(l.opts.Dir, n)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return bases, nil // List is sorted and names sort by base
+}
+
+func (l *Log) removeFile(path string) error {
+	if err := l.opts.FS.Remove(path); err != nil {
+		return fmt.Errorf("felix/shardlog: removing %s: %w", path, err)
+	}
+	l.recovery.RemovedFiles = append(l.recovery.RemovedFiles, filepath.Base(path))
+	return l.opts.FS.SyncDir(l.opts.Dir)
+}
+
+// createFirst starts an empty log whose first record will be at base.
+func (l *Log) createFirst(base int64) error {
+	s := newSeg(l.opts.Dir, base)
+	if err := l.createSegment(s); err != nil {
+		return err
+	}
+	l.tail, l.active = s, s
+	l.segs.Store(&segList{s})
+	l.setWatermarks(base, base)
+	return nil
+}
+
+// openTail opens and scans the last segment as the active one, cutting a
+// torn tail.
+func (l *Log) openTail(base int64) error {
+	s := newSeg(l.opts.Dir, base)
+	f, err := l.opts.FS.OpenReadWrite(s.path)
+	if err != nil {
+		return fmt.Errorf("felix/shardlog: opening %s: %w", s.path, err)
+	}
+	s.file = f
+	sum, err := l.scan(s, false)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if sum.Header.Base != base {
+		f.Close()
+		return &segment.CorruptionError{File: s.path, Reason: fmt.Sprintf("header base %d in a file named for %d", sum.Header.Base, base)}
+	}
+	if sum.Torn {
+		if err := l.cutTail(s, sum.End, sum.TornBytes); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	// What the page cache still holds of an earlier process counts as
+	// durable from here on: make it so.
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("felix/shardlog: syncing %s: %w", s.path, err)
+	}
+	// An active segment has no index file; a leftover one is stale.
+	if err := l.opts.FS.Remove(indexPath(s)); err == nil {
+		l.recovery.RemovedFiles = append(l.recovery.RemovedFiles, filepath.Base(indexPath(s)))
+	}
+	applySummary(s, &sum)
+	l.tail, l.active = s, s
+	l.next, l.lastGen = sum.Next, sum.LastGeneration
+	l.recovery.Records += sum.Records
+	l.recovery.Segments++
+	return nil
+}
+
+// cutTail removes an unfinished write: zeros over it when the file goes on
+// past it (a prepared segment keeps its blocks), a truncate otherwise.
+func (l *Log) cutTail(s *seg, end, torn int64) error {
+	size, err := s.file.Size()
+	if err != nil {
+		return fmt.Errorf("felix/shardlog: %s: %w", s.path, err)
+	}
+	if end+torn >= size {
+		err = s.file.Truncate(end)
+	} else {
+		_, err = s.file.WriteAt(make([]byte, torn), end)
+	}
+	if err == nil {
+		err = s.file.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("felix/shardlog: cutting the torn tail of %s at byte %d: %w", s.path, end, err)
+	}
+	l.recovery.TornBytes += torn
+	l.opts.Logger.Warn("cut an unfinished write from the log's tail", "file", s.path, "pos", end, "bytes", torn)
+	return nil
+}
+
+// openSealed opens every segment before the active one, newest first,
+// verifying each and checking that the offsets run on without a gap.
+func (l *Log) openSealed(bases []int64) error {
+	list := segList{l.active}
+	next := l.active.base
+	for i := len(bases) - 1; i >= 0; i-- {
+		s, err := l.openOneSealed(bases[i], next)
+		if err != nil {
+			for _, o := range list {
+				o.release(l.opts.FS)
+			}
+			return err
+		}
+		list = append(list, s)
+		next = s.base
+	}
+	for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
+		list[i], list[j] = list[j], list[i]
+	}
+	l.segs.Store(&list)
+	l.setWatermarks(list[0].base, l.next)
+	return nil
+}
+
+func (l *Log) openOneSealed(base, wantNext int64) (*seg, error) {
+	s := newSeg(l.opts.Dir, base)
+	f, err := l.opts.FS.Open(s.path)
+	if err != nil {
+		return nil, fmt.Errorf("felix/shardlog: opening %s: %w", s.path, err)
+	}
+	s.file = f
+	if err := l.loadSealed(s); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if s.fillNext != wantNext {
+		f.Close()
+		return nil, &segment.CorruptionError{File: s.path, Pos: s.fillPos,
+			Reason: fmt.Sprintf("segment ends at offset %d but the next segment starts at %d", s.fillNext, wantNext)}
+	}
+	s.sealed.Store(true)
+	l.recovery.Segments++
+	l.recovery.Records += s.fillNext - s.base
+	return s, nil
+}
+
+// loadSealed fills s from its index when the index is valid and trusted,
+// and otherwise from a full scan, rewriting the index.
+func (l *Log) loadSealed(s *seg) error {
+	if l.opts.TrustIndexes {
+		if ix := l.readIndex(s); ix != nil {
+			applyIndex(s, ix)
+			return nil
+		}
+	}
+	sum, err := l.scan(s, true)
+	if err != nil {
+		return err
+	}
+	if sum.Header.Base != s.base {
+		return &segment.CorruptionError{File: s.path, Reason: fmt.Sprintf("header base %d in a file named for %d", sum.Header.Base, s.base)}
+	}
+	applySummary(s, &sum)
+	if ix := l.readIndex(s); ix == nil || !sameIndex(ix, segment.IndexOf(&sum)) {
+		l.recovery.IndexRebuilds++
+		if err := l.writeIndex(s); err != nil {
+			l.opts.Logger.Warn("could not rewrite a segment index; it will be rebuilt next time", "file", indexPath(s), "err", err)
+		}
+	}
+	return nil
+}
+
+func (l *Log) scan(s *seg, sealed bool) (segment.Summary, error) {
+	size, err := s.file.Size()
+	if err != nil {
+		return segment.Summary{}, fmt.Errorf("felix/shardlog: %s: %w", s.path, err)
+	}
+	return segment.Scan(s.file, size, segment.ScanOptions{Name: s.path, Sealed: sealed, IndexIntervalBytes: l.opts.IndexIntervalBytes})
+}
+
+// readIndex returns the segment's index when the file exists, decodes, and
+// agrees with the segment's size; nil otherwise.
+func (l *Log) readIndex(s *seg) *segment.Index {
+	f, err := l.opts.FS.Open(indexPath(s))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil || size > 1<<30 {
+		return nil
+	}
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	ix, err := segment.DecodeIndex(b)
+	if err != nil || ix.Base != s.base {
+		return nil
+	}
+	if segSize, err := s.file.Size(); err != nil || segSize < ix.DataEnd {
+		return nil
+	}
+	return ix
+}
+
+func sameIndex(a, b *segment.Index) bool {
+	if a.Base != b.Base || a.DataEnd != b.DataEnd || a.Next != b.Next || len(a.Entries) != len(b.Entries) {
+		return false
+	}
+	for i := range a.Entries {
+		if a.Entries[i] != b.Entries[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func applySummary(s *seg, sum *segment.Summary) {
+	s.entries = sum.Index
+	s.fillPos, s.fillNext, s.fillGen, s.maxTs = sum.End, sum.Next, sum.LastGeneration, sum.MaxTimestamp
+	if n := len(sum.Index); n > 0 {
+		s.lastEntryPos = int64(sum.Index[n-1].Pos)
+	}
+	s.visibleEnd.Store(sum.End)
+}
+
+func applyIndex(s *seg, ix *segment.Index) {
+	s.entries = ix.Entries
+	s.fillPos, s.fillNext = ix.DataEnd, ix.Next
+	if n := len(ix.Entries); n > 0 {
+		s.fillGen, s.maxTs = ix.Entries[n-1].Generation, ix.Entries[n-1].MaxTimestamp
+		s.lastEntryPos = int64(ix.Entries[n-1].Pos)
+	}
+	s.visibleEnd.Store(ix.DataEnd)
+}
+
+func (l *Log) setWatermarks(start, next int64) {
+	l.next = next
+	l.start.Store(start)
+	l.visible.Store(next)
+	l.written.Store(next)
+	l.durable.Store(next)
+}

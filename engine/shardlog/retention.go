@@ -1,0 +1,46 @@
+package shardlog
+
+// ApplyRetention removes whole sealed segments from the head of the log
+// while they are past the retention limits, never the active segment. It
+// returns how many segments and bytes it removed. Readers inside a removed
+// segment finish their read; the file goes when the last one releases it.
+func (l *Log) ApplyRetention() (segments int, bytes int64) {
+	r := l.opts.Retention
+	if r.MaxAge <= 0 && r.MaxBytes <= 0 {
+		return 0, 0
+	}
+	cutoff := l.opts.Now().Add(-r.MaxAge).UnixNano()
+	l.wmu.Lock()
+	list := *l.segs.Load()
+	total := int64(0)
+	for _, s := range list {
+		total += s.fillPos
+	}
+	drop := 0
+	for drop < len(list)-1 && list[drop].sealed.Load() {
+		s := list[drop]
+		old := r.MaxAge > 0 && s.maxTs < cutoff
+		big := r.MaxBytes > 0 && total > r.MaxBytes
+		if !old && !big {
+			break
+		}
+		total -= s.fillPos
+		bytes += s.fillPos
+		drop++
+	}
+	if drop == 0 {
+		l.wmu.Unlock()
+		return 0, 0
+	}
+	rest := append(segList(nil), list[drop:]...)
+	l.segs.Store(&rest)
+	l.start.Store(rest[0].base)
+	l.wmu.Unlock()
+	for _, s := range list[:drop] {
+		s.removed.Store(true)
+		s.release(l.opts.FS)
+	}
+	l.counters.retainedSegments.Add(int64(drop))
+	l.opts.Logger.Info("retention removed segments", "dir", l.opts.Dir, "segments", drop, "bytes", bytes, "start", rest[0].base)
+	return drop, bytes
+}

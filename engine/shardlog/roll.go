@@ -1,0 +1,106 @@
+package shardlog
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/felixbroker/felix/segment"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// createSegment makes s's file ready for records, in the order that keeps
+// every crash openable: create (or take the prepared spare), preallocate,
+// write and sync the header, sync the directory. Only after that may a
+// record claim the file.
+func (l *Log) createSegment(s *seg) error {
+	f, fromSpare, err := l.newSegmentFile(s)
+	if err != nil {
+		return err
+	}
+	hdr := segment.AppendHeader(make([]byte, 0, segment.HeaderSize), segment.Header{Base: s.base, Created: l.opts.Now().UnixNano()})
+	if _, err := f.WriteAtSync(hdr, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("felix/shardlog: writing the header of %s: %w", s.path, err)
+	}
+	if fromSpare {
+		if err := l.opts.FS.Rename(filepath.Join(l.opts.Dir, prepName), s.path); err != nil {
+			f.Close()
+			return fmt.Errorf("felix/shardlog: renaming the prepared segment to %s: %w", s.path, err)
+		}
+	}
+	if err := l.opts.FS.SyncDir(l.opts.Dir); err != nil {
+		f.Close()
+		return fmt.Errorf("felix/shardlog: syncing %s after creating %s: %w", l.opts.Dir, s.path, err)
+	}
+	s.file = f
+	return nil
+}
+
+// newSegmentFile returns the prepared spare when one is ready, and a newly
+// created, preallocated file otherwise.
+func (l *Log) newSegmentFile(s *seg) (vfs.File, bool, error) {
+	if f := l.prep.take(); f != nil {
+		return f, true, nil
+	}
+	f, err := l.opts.FS.Create(s.path)
+	if err != nil {
+		return nil, false, fmt.Errorf("felix/shardlog: creating %s: %w", s.path, err)
+	}
+	if err := f.Preallocate(0, l.opts.SegmentBytes); err != nil {
+		l.opts.Logger.Debug("preallocation refused", "file", s.path, "err", err)
+	}
+	return f, false, nil
+}
+
+// roll retires the active segment and makes s, whose records the appenders
+// have already placed, the active one. Called by the committer only.
+func (l *Log) roll(s *seg) error {
+	old := l.active
+	if err := l.seal(old); err != nil {
+		return err
+	}
+	if err := l.createSegment(s); err != nil {
+		return err
+	}
+	l.wmu.Lock()
+	l.active = s
+	list := (*l.segs.Load()).with(s)
+	l.segs.Store(&list)
+	l.wmu.Unlock()
+	l.prep.want()
+	return nil
+}
+
+// seal makes a retired segment final: every record synced, the preallocated
+// tail cut off, the index written. Its fill fields are final because the
+// appenders moved on to the next segment before the committer got here.
+func (l *Log) seal(s *seg) error {
+	if err := s.file.Truncate(s.fillPos); err != nil {
+		return fmt.Errorf("felix/shardlog: trimming %s to %d bytes: %w", s.path, s.fillPos, err)
+	}
+	if err := s.file.Sync(); err != nil {
+		return &failure{op: "sync of a retired segment", err: err}
+	}
+	s.sealed.Store(true)
+	if err := l.writeIndex(s); err != nil {
+		// The index is never trusted: a missing one is rebuilt on open.
+		l.opts.Logger.Warn("could not write a segment index", "file", indexPath(s), "err", err)
+	}
+	return nil
+}
+
+// writeIndex writes s's sparse index beside it.
+func (l *Log) writeIndex(s *seg) error {
+	ix := &segment.Index{Base: s.base, DataEnd: s.fillPos, Next: s.fillNext, Entries: s.entries}
+	path := indexPath(s)
+	_ = l.opts.FS.Remove(path)
+	f, err := l.opts.FS.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAtSync(segment.AppendIndex(nil, ix), 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,38 @@
+package shardlog
+
+import "sync/atomic"
+
+type counters struct {
+	appends, records, bytes atomic.Int64
+	flushes, syncs          atomic.Int64
+	retainedSegments        atomic.Int64
+}
+
+// Stats is a snapshot of a log's position and work, for metrics.
+type Stats struct {
+	Start, End, Written, Durable int64
+	Appended                     int64 // offset the next append gets
+	Segments                     int
+	Bytes                        int64 // bytes in all segments
+	Appends, Records, AppendedBytes,
+	Flushes, Syncs, RetainedSegments int64
+}
+
+// Stats returns a snapshot.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	next := l.next
+	l.mu.Unlock()
+	st := Stats{
+		Start: l.start.Load(), End: l.visible.Load(), Written: l.written.Load(), Durable: l.durable.Load(),
+		Appended: next,
+		Appends:  l.counters.appends.Load(), Records: l.counters.records.Load(), AppendedBytes: l.counters.bytes.Load(),
+		Flushes: l.counters.flushes.Load(), Syncs: l.counters.syncs.Load(), RetainedSegments: l.counters.retainedSegments.Load(),
+	}
+	list := *l.segs.Load()
+	st.Segments = len(list)
+	for _, s := range list {
+		st.Bytes += s.visibleEnd.Load()
+	}
+	return st
+}
