@@ -112,4 +112,10 @@ var (
 	ErrTooManyIovecs = errors.New("felix/ring: writev with more than MaxIovecs buffers")
 	// ErrUnavailable wraps the reason io_uring cannot be used here.
 	ErrUnavailable = errors.New("felix/ring: io_uring unavailable")
+	// ErrInvalid marks a Completion or Config the driver refuses before
+	// queueing anything: an unknown Op, a negative offset, a transfer larger
+	// than TransferBytesMax, an out-of-range Entries or Workers.
+	ErrInvalid = errors.New("felix/ring: invalid operation or configuration")
+	// ErrUnknownMode is returned by ParseMode and ModeFromEnv.
+	ErrUnknownMode = errors.New("felix/ring: unknown IO mode")
 )

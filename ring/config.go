@@ -1,0 +1,73 @@
+package ring
+
+import (
+	"fmt"
+	"log/slog"
+)
+
+// Limits on a driver's size. Frozen only in the sense that changing them
+// changes memory use: a slot costs one iovec array (MaxIovecs*16 bytes of
+// mmap'd memory) and a few pointers.
+const (
+	entriesDefault = 256
+	entriesMax     = 32768 // IORING_MAX_ENTRIES: the kernel's cap on the SQ
+	workersDefault = 4
+	workersMax     = 1024
+
+	// TransferBytesMax bounds one read, write or writev, so that Res (an
+	// int32) and a Windows DWORD always hold the byte count. The
+	// synchronous helpers split larger transfers.
+	TransferBytesMax = 1 << 30
+)
+
+// Config chooses and sizes a Driver. The zero value is valid: ModeAuto, 256
+// entries, 4 portable workers, slog.Default().
+type Config struct {
+	Mode Mode
+	// Entries sizes the completion table: at most this many operations are
+	// in flight at once, and no linked chain may be longer. For io_uring it
+	// is also the SQ size (the kernel rounds it up to a power of two).
+	// Default 256, at most 32768.
+	Entries uint32
+	// Workers is the portable driver's goroutine pool. Default 4, at most 1024.
+	Workers int
+	// Logger receives the warning when ModeAuto falls back. Default slog.Default().
+	Logger *slog.Logger
+
+	// hooks lets tests inside the package inject faults and observe waits.
+	hooks hooks
+}
+
+// hooks are test seams; their zero value means "the real thing".
+type hooks struct {
+	enter     enterFunc // io_uring_enter; nil: the raw syscall
+	sqEntries uint32    // io_uring SQ size when not 0 (default: Entries)
+	cqEntries uint32    // IORING_SETUP_CQSIZE when not 0
+	slotWait  func()    // called each time a Submit blocks for room
+	closeWait func()    // called when Close starts waiting for in-flight work
+}
+
+// enterFunc has the shape of io_uring_enter(2) without the signal mask.
+type enterFunc func(fd int, toSubmit, minComplete, flags uint32) (int, error)
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Entries == 0 {
+		c.Entries = entriesDefault
+	}
+	if c.Entries > entriesMax {
+		return c, fmt.Errorf("%w: Config.Entries %d is above %d", ErrInvalid, c.Entries, entriesMax)
+	}
+	if c.Workers == 0 {
+		c.Workers = workersDefault
+	}
+	if c.Workers < 0 || c.Workers > workersMax {
+		return c, fmt.Errorf("%w: Config.Workers %d is outside 1..%d", ErrInvalid, c.Workers, workersMax)
+	}
+	if c.Mode > ModePortable {
+		return c, fmt.Errorf("%w: %v", ErrUnknownMode, c.Mode)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}

@@ -1,0 +1,7 @@
+//go:build linux
+
+package ring
+
+import "golang.org/x/sys/unix"
+
+func fdatasync(fd int) error { return unix.Fdatasync(fd) }
