@@ -1,0 +1,76 @@
+package wire
+
+// CacheConfig is a cache's settings; zero takes the broker's default.
+type CacheConfig struct {
+	Shards            uint32 `json:"shards,omitempty"`
+	ReplicationFactor uint32 `json:"replication_factor,omitempty"`
+	Durable           bool   `json:"durable"`
+}
+
+// CacheCreate creates a cache; the answer is OK, or ERROR already_exists.
+type CacheCreate struct {
+	Cache  CacheRef    `json:"cache"`
+	Config CacheConfig `json:"config"`
+}
+
+// CacheDrop deletes a cache and its counters; the answer is OK.
+type CacheDrop struct {
+	Cache CacheRef `json:"cache"`
+}
+
+// CacheWatch watches one key, or every key starting with Key when Prefix
+// is set. The answer is WATCH_STARTED, then CACHE_WATCH_EVENT frames.
+// ResumeOffset resumes after a previous watch: delivery starts at that
+// offset with no gap and no duplicate. Retained (which needs
+// FeatureCacheWatchRetained) delivers each matching key's current value
+// first, marked as snapshot.
+type CacheWatch struct {
+	Cache        CacheRef `json:"cache"`
+	Key          []byte   `json:"key,omitempty"` // base64 in JSON
+	Prefix       bool     `json:"prefix,omitempty"`
+	ResumeOffset *uint64  `json:"resume_offset,omitempty"`
+	Retained     bool     `json:"retained,omitempty"`
+}
+
+// WatchStarted answers CACHE_WATCH. RetainedCount snapshot events come
+// before any live one: the retained values, or, when Resnapshot is set, the
+// current values that replace a resume offset compaction had collapsed (the
+// client replaces its state with them). Zero is a definite zero. Live
+// changes start at StartOffset.
+type WatchStarted struct {
+	WatchID       uint64 `json:"watch_id"`
+	RetainedCount uint64 `json:"retained_count"`
+	Resnapshot    bool   `json:"resnapshot,omitempty"`
+	StartOffset   uint64 `json:"start_offset"`
+}
+
+// WatchEnded is pushed (request id 0) when the broker ends a watch:
+// cache_watch_lagged with FirstMissedOffset to resume from, not_leader,
+// not_found, shutting_down.
+type WatchEnded struct {
+	WatchID           uint64  `json:"watch_id"`
+	Code              Code    `json:"code"`
+	Message           string  `json:"message,omitempty"`
+	FirstMissedOffset *uint64 `json:"first_missed_offset,omitempty"`
+}
+
+// CacheUnwatch ends a watch; the answer is OK.
+type CacheUnwatch struct {
+	WatchID uint64 `json:"watch_id"`
+}
+
+func (*CacheCreate) FrameType() Type  { return TypeCacheCreate }
+func (*CacheDrop) FrameType() Type    { return TypeCacheDrop }
+func (*CacheWatch) FrameType() Type   { return TypeCacheWatch }
+func (*WatchStarted) FrameType() Type { return TypeWatchStarted }
+func (*WatchEnded) FrameType() Type   { return TypeWatchEnded }
+func (*CacheUnwatch) FrameType() Type { return TypeCacheUnwatch }
+
+func (m *CacheCreate) check(l Limits) error { return l.CheckCacheRef(m.Cache) }
+func (m *CacheDrop) check(l Limits) error   { return l.CheckCacheRef(m.Cache) }
+func (m *CacheWatch) check(l Limits) error {
+	return firstErr(l.CheckCacheRef(m.Cache), l.CheckKey(m.Key))
+}
+func (*WatchStarted) check(Limits) error { return nil }
+func (*WatchEnded) check(Limits) error   { return nil }
+func (*CacheUnwatch) check(Limits) error { return nil }
