@@ -1,5 +1,7 @@
 package ring
 
+import "strings"
+
 // Open builds the Driver cfg asks for. With ModeAuto it tries io_uring and,
 // when the kernel refuses it, logs exactly why at Warn and returns the
 // portable driver. With ModeUring a refusal is an error wrapping
@@ -20,6 +22,6 @@ func Open(cfg Config) (Driver, error) {
 		return d, nil
 	}
 	cfg.Logger.Warn("felix/ring: io_uring unavailable, using the portable driver",
-		"reason", err.Error())
+		"reason", strings.TrimPrefix(err.Error(), ErrUnavailable.Error()+": "))
 	return newPortable(cfg), nil
 }

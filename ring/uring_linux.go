@@ -54,6 +54,7 @@ type uringDriver struct {
 	harvest    []cqe
 	ready      []*Completion
 	reaperDone chan struct{}
+	kick       chan struct{} // one token: SQEs entered since the reaper looked
 
 	// inKernel counts SQEs the kernel took whose CQEs are not yet reaped.
 	// The submitter adds after enter returns, so the reaper may take it
@@ -112,7 +113,7 @@ func newUringDriver(fd int, p *uringParams, cfg Config) (*uringDriver, error) {
 		table: make([]*Completion, slots), next: make([]uint32, slots),
 		pins: make([]slotPins, slots), free: make([]uint32, slots),
 		harvest: make([]cqe, 0, slots+1), ready: make([]*Completion, 0, slots),
-		reaperDone: make(chan struct{}),
+		reaperDone: make(chan struct{}), kick: make(chan struct{}, 1),
 	}
 	if d.enter == nil {
 		d.enter = rawEnter

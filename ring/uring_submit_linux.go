@@ -191,6 +191,7 @@ func (d *uringDriver) flushLocked() {
 		n, err := d.enter(d.fd, pending, 0, 0)
 		if n > 0 {
 			d.inKernel.Add(int64(n))
+			d.wakeReaper()
 			tries = 0
 		}
 		switch {
@@ -203,6 +204,15 @@ func (d *uringDriver) flushLocked() {
 		default:
 			panic(fmt.Sprintf("felix/ring: io_uring_enter submitting %d SQEs: %v (a driver bug: the ring is unusable)", pending, err))
 		}
+	}
+}
+
+// wakeReaper tells a reaper parked in waitCQE that the kernel has taken new
+// SQEs. The channel holds one token, so a wake-up is never lost and never blocks.
+func (d *uringDriver) wakeReaper() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
 	}
 }
 
