@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +75,11 @@ func TestCurveEndsAtTheMaximum(t *testing.T) {
 		a, b := l.Curve[i-1], l.Curve[i]
 		if b.Quantile < a.Quantile || b.Value < a.Value {
 			t.Fatalf("curve not ascending at %d: %+v then %+v", i, a, b)
+		}
+	}
+	for _, f := range []Point{{0.5, l.P50}, {0.9, l.P90}, {0.99, l.P99}, {0.999, l.P999}} {
+		if !slices.Contains(l.Curve, f) {
+			t.Errorf("curve does not pass through %+v", f)
 		}
 	}
 	last := l.Curve[len(l.Curve)-1]

@@ -114,3 +114,22 @@ func TestCSVRowsAndColumns(t *testing.T) {
 		}
 	}
 }
+
+func TestFreeSpaceDoesNotMakeAnotherMachine(t *testing.T) {
+	results := sampleResults()
+	later := *results[1].Machine
+	later.DiskBytes, later.DiskFreeBytes = 1<<40, 1<<30
+	results[1].Machine = &later
+	earlier := *results[0].Machine
+	earlier.DiskBytes, earlier.DiskFreeBytes = 1<<40, 2<<30
+	results[0].Machine = &earlier
+	if got := distinctMachines(results); len(got) != 1 {
+		t.Errorf("%d machines %q, want 1", len(got), got)
+	}
+	other := later
+	other.Filesystem = "xfs"
+	results[1].Machine = &other
+	if got := distinctMachines(results); len(got) != 2 {
+		t.Errorf("%d machines, want 2 for two file systems", len(got))
+	}
+}

@@ -145,8 +145,8 @@ func latencySection(r *Result) reportLatency {
 			curves = append(curves, curveTable("baseline "+b.Name, b.Latency))
 		}
 	}
-	title := "latency of " + r.Workload + " (" + r.Params.String() + ")"
-	return reportLatency{Workload: r.Workload, Chart: template.HTML(chart.Latency(title, series)), Curves: curves}
+	chartSVG := chart.Latency("latency of "+r.Workload, r.Params.String(), series)
+	return reportLatency{Workload: r.Workload, Chart: template.HTML(chartSVG), Curves: curves}
 }
 
 func latencySeries(name string, l *Latency) chart.Series {

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -59,10 +61,29 @@ func Summarize(h *hdrhistogram.Histogram, clamped int64) Latency {
 	for _, b := range h.CumulativeDistributionWithTicks(curveTicksPerHalf) {
 		l.Curve = append(l.Curve, Point{Quantile: b.Quantile / 100, Value: time.Duration(b.ValueAt)})
 	}
+	l.Curve = throughFigures(l.Curve, l)
 	if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 		l.HDR = string(enc)
 	}
 	return l
+}
+
+// throughFigures puts the reported percentiles on the curve, so a chart's
+// line passes through the dots it marks them with. The curve stays sorted
+// by quantile and never decreases.
+func throughFigures(curve []Point, l Latency) []Point {
+	for _, f := range []Point{{0.5, l.P50}, {0.9, l.P90}, {0.99, l.P99}, {0.999, l.P999}} {
+		i, found := slices.BinarySearchFunc(curve, f.Quantile, func(p Point, q float64) int { return cmp.Compare(p.Quantile, q) })
+		if found {
+			curve[i].Value = f.Value
+		} else {
+			curve = slices.Insert(curve, i, f)
+		}
+	}
+	for i := 1; i < len(curve); i++ {
+		curve[i].Value = max(curve[i].Value, curve[i-1].Value)
+	}
+	return curve
 }
 
 // Histogram decodes the histogram l was summarized from.

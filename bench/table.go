@@ -50,7 +50,7 @@ func resultRow(r *Result) []string {
 }
 
 func baselineRow(b *Baseline) []string {
-	row := []string{"  vs " + b.Name, b.Workload + " " + b.Params.String(), "", ""}
+	row := []string{"  vs " + b.Name, b.Workload, "", ""}
 	for _, f := range Figures {
 		cell := formatFigure(f, b.Figure(f))
 		if ratio, ok := b.Ratios[f]; ok {
@@ -99,7 +99,7 @@ func writeAligned(b *strings.Builder, rows [][]string) {
 }
 
 // distinctMachines returns the summaries of the machines of results, in
-// order of first appearance.
+// order of first appearance; free disk space does not tell machines apart.
 func distinctMachines(results []Result) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -107,9 +107,11 @@ func distinctMachines(results []Result) []string {
 		if r.Machine == nil {
 			continue
 		}
-		if s := r.Machine.String(); !seen[s] {
+		key := *r.Machine
+		key.DiskFreeBytes = 0 // it moves while the run writes
+		if s := key.String(); !seen[s] {
 			seen[s] = true
-			out = append(out, s)
+			out = append(out, r.Machine.String())
 		}
 	}
 	return out

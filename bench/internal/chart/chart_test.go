@@ -3,6 +3,7 @@ package chart
 import (
 	"encoding/xml"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -33,11 +34,12 @@ func uniformSeries(name string, scale time.Duration) Series {
 }
 
 func TestLatencyChartCarriesItsNumbers(t *testing.T) {
-	svg := Latency("fsync <raw> & ring", []Series{uniformSeries("ring", time.Microsecond), uniformSeries("raw", 100*time.Nanosecond)})
+	svg := Latency("fsync <raw> & ring", "size=4096 io=io_uring", []Series{uniformSeries("ring", time.Microsecond), uniformSeries("raw", 100*time.Nanosecond)})
 	wellFormed(t, svg)
 	for _, want := range []string{
 		"fsync &lt;raw&gt; &amp; ring", // escaped title
-		"p99 991µs", "max 1.001ms",     // the result's marks, as text
+		"size=4096 io=io_uring",
+		"p99 991µs", "max 1.001ms", // the result's marks, as text
 		"raw max 100.1µs", // a baseline's mark, as a tooltip
 		">99.9%<", ">90%<", ">0%<", ">1ms<", ">100ns<",
 	} {
@@ -55,7 +57,7 @@ func TestLatencyAxesSpanTheData(t *testing.T) {
 	if ax.xDecades != 3 || ax.yLow != 3 || ax.yHigh != 7 {
 		t.Fatalf("axes %+v, want 3 x decades and y from 1us (1e3) to 10ms (1e7)", ax)
 	}
-	if x0, xmax := ax.x(0, 1000), ax.x(1, 1000); x0 != latLeft || xmax != latWidth-latRight {
+	if x0, xmax := ax.x(0, 1000), ax.x(1, 1000); x0 != latLeft || math.Abs(xmax-(latWidth-latRight)) > 1e-9 {
 		t.Errorf("x spans %v..%v, want %v..%v", x0, xmax, latLeft, latWidth-latRight)
 	}
 	if y := ax.y(time.Microsecond); y != latHeight-latBottom {
@@ -80,7 +82,7 @@ func TestLabels(t *testing.T) {
 }
 
 func TestEmptyLatencyChartSaysSo(t *testing.T) {
-	svg := Latency("nothing", []Series{{Name: "empty"}})
+	svg := Latency("nothing", "", []Series{{Name: "empty"}})
 	wellFormed(t, svg)
 	if !strings.Contains(svg, "no latency samples") {
 		t.Error("an empty chart does not say it is empty")

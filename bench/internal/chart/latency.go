@@ -29,27 +29,30 @@ type Series struct {
 	Label  func(time.Duration) string // formats values in marks' text
 }
 
-// The latency chart's geometry, in pixels.
+// The latency chart's geometry, in pixels. The legend goes under the
+// plot, one line per series, so long names are never cut.
 const (
 	latWidth   = 760
-	latHeight  = 380
+	latHeight  = 380 // without the legend
 	latLeft    = 64
-	latRight   = 200 // room for the legend
-	latTop     = 28
+	latRight   = 40
+	latTop     = 40
 	latBottom  = 48
 	legendLine = 16
 )
 
-// Latency draws series as percentile curves on one chart: x is 1/(1-q) on a
+// Latency draws series as percentile curves on one chart, under a title
+// and a subtitle line: x is 1/(1-q) on a
 // log scale (0%, 90%, 99%, 99.9% ... equally spaced), y the latency on a log
 // scale. The first series is the result and is drawn heaviest, with its
 // marks labelled; the others (its baselines) are drawn thinner, their marks
 // as tooltips. Empty series are skipped; with none, the chart says so.
-func Latency(title string, series []Series) string {
+func Latency(title, subtitle string, series []Series) string {
 	var c canvas
-	c.open(latWidth, latHeight, title)
-	c.boldText(latLeft, 16, title)
 	drawn := nonEmpty(series)
+	c.open(latWidth, latHeight+len(drawn)*legendLine+8, title+" "+subtitle)
+	c.boldText(0, 14, title)
+	c.text(0, 28, "start", "#57606a", subtitle)
 	if len(drawn) == 0 {
 		c.text(latWidth/2, latHeight/2, "middle", "#57606a", "no latency samples")
 		return c.close()
@@ -178,9 +181,9 @@ func drawSeries(c *canvas, ax latencyAxes, s Series, i int) {
 }
 
 func drawLegend(c *canvas, series []Series) {
-	x := float64(latWidth - latRight + 14)
+	x := float64(latLeft)
 	for i, s := range series {
-		y := float64(latTop + 8 + i*legendLine)
+		y := float64(latHeight + 4 + i*legendLine)
 		c.line(x, y-4, x+18, y-4, color(i), 3, false)
 		c.text(x+24, y, "start", "#24292f", s.Name)
 	}
