@@ -1,10 +1,9 @@
 package disk
 
-import (
-	"github.com/felixbroker/felix/ring"
-)
+import "github.com/felixbroker/felix/ring"
 
-// Path names the IO path a measurement went through: Params.IOPath.
+// PathRaw is the Params.IOPath (and name suffix) of the bare measurements;
+// those through a driver carry the driver's ring.Kind instead.
 const PathRaw = "raw"
 
 // syncer writes a buffer and makes it durable: the one operation every
