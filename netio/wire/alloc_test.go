@@ -47,6 +47,7 @@ func TestHotFramesEncodeWithoutAllocating(t *testing.T) {
 		"PUBLISH":            func() { buf = AppendPublish(buf[:0], 1, gRef, AckPerBatch, recs[0]) },
 		"PUBLISH_BATCH":      func() { buf = AppendPublishBatch(buf[:0], 1, gRef, AckPerBatch, recs) },
 		"PUBLISH_IDEMPOTENT": func() { buf = AppendPublishIdempotent(buf[:0], 1, gRef, gSeq, recs) },
+		"PUBLISH (For)":      func() { buf = AppendPublishFor(buf[:0], FeaturesAll, 1, gRef, AckPerBatch, nil, recs) },
 		"PUBLISH_ACK":        func() { buf = AppendPublishAck(buf[:0], 1, AckRun{1, 2, 3}, AckRun{4, 5, 6}) },
 		"EVENT_BATCH":        func() { buf = AppendEventBatch(buf[:0], 0, 1, 2, evs) },
 		"CACHE_PUT": func() {

@@ -59,6 +59,16 @@ type CacheUnwatch struct {
 	WatchID uint64 `json:"watch_id"`
 }
 
+// RequiredFeatures is what a session needs to carry this watch: a
+// retained watch needs FeatureCacheWatchRetained besides the frame's own.
+func (m *CacheWatch) RequiredFeatures() Features {
+	need := RequiredFeatures(TypeCacheWatch, 0)
+	if m.Retained {
+		need |= FeatureCacheWatchRetained
+	}
+	return need
+}
+
 func (*CacheCreate) FrameType() Type  { return TypeCacheCreate }
 func (*CacheDrop) FrameType() Type    { return TypeCacheDrop }
 func (*CacheWatch) FrameType() Type   { return TypeCacheWatch }

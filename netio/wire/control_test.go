@@ -63,3 +63,11 @@ func TestControlFrameOfAnotherTypeIsRefused(t *testing.T) {
 		t.Fatal("binary frames have no Control type")
 	}
 }
+
+func TestARetainedWatchNeedsItsOwnFeature(t *testing.T) {
+	plain, retained := CacheWatch{}, CacheWatch{Retained: true}
+	if plain.RequiredFeatures().Has(FeatureCacheWatchRetained) ||
+		!retained.RequiredFeatures().Has(FeatureCache|FeatureCacheWatch|FeatureCacheWatchRetained) {
+		t.Fatal("retained watch features")
+	}
+}

@@ -86,7 +86,8 @@ func Retryable(err error) bool {
 
 // ErrorFrom turns any error into the *Error a broker sends: an *Error as is,
 // a *LimitError with the limit in its details, a bare Code with no message,
-// anything else as internal with its text.
+// anything else as internal with its text. The result may be a value the
+// package shares (the reasons a frame is malformed): read it, do not modify it.
 func ErrorFrom(err error) *Error {
 	var pe *Error
 	if errors.As(err, &pe) {

@@ -78,3 +78,32 @@ func appendJSONFrame(dst []byte, t Type, requestID uint64, v any) []byte {
 	}
 	return AppendFrame(dst, t, 0, requestID, js)
 }
+
+// AppendPublishFor appends recs as the publish frame a session with these
+// negotiated features can carry, or nothing for no records:
+//
+//   - PUBLISH_JSON when a record has a key and the session lacks
+//     FeaturePublishKeyed, or the session lacks FeatureBinaryPublish (for an
+//     idempotent batch: FeatureIdempotentProducers);
+//   - otherwise PUBLISH_IDEMPOTENT when seq is set, PUBLISH for one record,
+//     PUBLISH_BATCH for more.
+//
+// It is the fallback rule in one place, for the client and for a broker
+// forwarding to a peer.
+func AppendPublishFor(dst []byte, session Features, requestID uint64, ref StreamRef, ack AckMode, seq *ProducerSeq, recs []Record) []byte {
+	binary := FeatureBinaryPublish
+	if seq != nil {
+		binary = FeatureIdempotentProducers
+	}
+	flags := RecordFlags(recs...)
+	if !session.Has(binary) || (flags&FlagKeyed != 0 && !session.Has(FeaturePublishKeyed)) {
+		return AppendPublishJSON(dst, requestID, ref, ack, seq, recs)
+	}
+	switch {
+	case seq != nil:
+		return AppendPublishIdempotent(dst, requestID, ref, *seq, recs)
+	case len(recs) == 1:
+		return AppendPublish(dst, requestID, ref, ack, recs[0])
+	}
+	return AppendPublishBatch(dst, requestID, ref, ack, recs)
+}

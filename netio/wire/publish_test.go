@@ -15,7 +15,7 @@ func decodePublish(t *testing.T, frame []byte) (Publish, []Record) {
 	return p, p.AppendRecords(nil)
 }
 
-func TestAKeyedPublishNegotiatesTheBinaryFrame(t *testing.T) {
+func TestKeyedRecordsGoOutUnderTheKeyedFlag(t *testing.T) {
 	frame := AppendPublishBatch(nil, 1, gRef, AckPerBatch, gRecords)
 	f := mustFrame(t, frame)
 	if f.Flags&FlagKeyed == 0 || RequiredFeatures(f.Type, f.Flags)&FeaturePublishKeyed == 0 {
@@ -130,5 +130,37 @@ func TestPublishAckAddsUpItsRuns(t *testing.T) {
 	zero := AppendFrame(nil, TypePublishAck, 0, 1, []byte{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	if err := a.Decode(mustFrame(t, zero), Limits{}); !errors.Is(err, CodeMalformedFrame) {
 		t.Fatalf("a run of zero records: %v", err)
+	}
+}
+
+func TestAppendPublishForFollowsTheFallbackRule(t *testing.T) {
+	keyed, unkeyed := gRecords, []Record{{Value: []byte("a")}, {Value: []byte("b")}}
+	seq := gSeq
+	full := FeaturesAll
+	for _, c := range []struct {
+		session Features
+		seq     *ProducerSeq
+		recs    []Record
+		want    Type
+	}{
+		{full, nil, keyed, TypePublishBatch},
+		{full, nil, keyed[:1], TypePublish},
+		{full &^ FeaturePublishKeyed, nil, keyed, TypePublishJSON},
+		{full &^ FeaturePublishKeyed, nil, unkeyed, TypePublishBatch},
+		{full &^ FeatureBinaryPublish, nil, unkeyed, TypePublishJSON},
+		{full, &seq, keyed, TypePublishIdempotent},
+		{full &^ FeaturePublishKeyed, &seq, keyed, TypePublishJSON},
+		{full &^ FeatureBinaryPublish, &seq, unkeyed, TypePublishIdempotent},
+	} {
+		frame := AppendPublishFor(nil, c.session, 1, gRef, AckPerBatch, c.seq, c.recs)
+		f := mustFrame(t, frame)
+		if f.Type != c.want || RequiredFeatures(f.Type, f.Flags)&^c.session != 0 {
+			t.Errorf("session %v, %d records, seq %v: %v", c.session, len(c.recs), c.seq != nil, f.Type)
+			continue
+		}
+		p, recs := decodePublish(t, frame)
+		if !reflect.DeepEqual(recs, c.recs) || p.Idempotent != (c.seq != nil) {
+			t.Errorf("%v: records or producer lost", f.Type)
+		}
 	}
 }
