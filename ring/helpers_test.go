@@ -71,9 +71,10 @@ func await[T any](t testing.TB, ch <-chan T, what string) T {
 
 // recorder is a Done callback that keeps completions in arrival order.
 type recorder struct {
-	mu   sync.Mutex
-	got  []*Completion
-	each chan *Completion
+	mu       sync.Mutex
+	got      []*Completion
+	each     chan *Completion
+	received int // taken from each by waitN
 }
 
 func newRecorder(capacity int) *recorder {
@@ -87,11 +88,12 @@ func (r *recorder) done(c *Completion) {
 	r.each <- c
 }
 
-// waitN waits for n completions and returns them in arrival order.
+// waitN waits until n completions in all have arrived and returns every
+// completion so far in arrival order.
 func (r *recorder) waitN(t testing.TB, n int) []*Completion {
 	t.Helper()
-	for i := range n {
-		await(t, r.each, "completion "+itoa(i))
+	for ; r.received < n; r.received++ {
+		await(t, r.each, "completion "+itoa(r.received))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -60,6 +60,7 @@ type uringDriver struct {
 	// The submitter adds after enter returns, so the reaper may take it
 	// below zero for a moment.
 	inKernel        atomic.Int64
+	inCallbacks     atomic.Bool   // the reaper is calling Done callbacks
 	overflowFlushes atomic.Uint64 // for tests: CQ overflow flushes done
 }
 

@@ -122,22 +122,26 @@ func TestUringRetriesTransientEnterErrors(t *testing.T) {
 }
 
 // With operations of its own in the kernel, a submitter told EAGAIN waits
-// for the reaper's next pass before it tries again.
+// for the reaper's next pass before it tries again. The operation in the
+// kernel is a read of an empty pipe, so that pass comes only when the test
+// writes to the pipe, after the fault.
 func TestUringEAGAINWaitsForAReap(t *testing.T) {
 	f := &faultyEnter{}
 	cfg := Config{Entries: 8}
 	cfg.hooks.enter = f.enter
 	d := openUringT(t, cfg)
 	gen := func() uint64 { d.mu.Lock(); defer d.mu.Unlock(); return d.reapGen }
-
-	b := newBlocker()
-	if err := d.Submit([]*Completion{{Op: OpNop, Done: b.done}}); err != nil {
+	r, w, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	await(t, b.entered, "the blocking Done")
+	defer r.Close()
+	defer w.Close()
+
 	rec := newRecorder(2)
-	if err := d.Submit([]*Completion{{Op: OpNop, Done: rec.done}}); err != nil {
-		t.Fatal(err) // its CQE waits, unreaped, behind the blocked Done
+	read := &Completion{Op: OpRead, FD: int(r.Fd()), Buf: make([]byte, 8), Done: rec.done}
+	if err := d.Submit([]*Completion{read}); err != nil {
+		t.Fatal(err)
 	}
 	var genAtFault, genAtRetry atomic.Uint64
 	injected := make(chan struct{})
@@ -149,7 +153,9 @@ func TestUringEAGAINWaitsForAReap(t *testing.T) {
 	submitted := make(chan error, 1)
 	go func() { submitted <- d.Submit([]*Completion{{Op: OpNop, Done: rec.done}}) }()
 	await(t, injected, "the injected EAGAIN")
-	close(b.release)
+	if _, err := w.Write([]byte("go")); err != nil {
+		t.Fatal(err)
+	}
 	if err := await(t, submitted, "Submit after EAGAIN"); err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +164,46 @@ func TestUringEAGAINWaitsForAReap(t *testing.T) {
 		t.Fatalf("retried at reap pass %d, the fault came at pass %d: it did not wait for a reap",
 			genAtRetry.Load(), genAtFault.Load())
 	}
+}
+
+// A Done that submits and is told EAGAIN, while the kernel holds another
+// operation (a read of an empty pipe), must not wait for a reap pass of the
+// reaper it runs on: it backs off and retries instead of deadlocking.
+func TestUringEAGAINInsideDoneDoesNotDeadlock(t *testing.T) {
+	f := &faultyEnter{}
+	cfg := Config{Entries: 8}
+	cfg.hooks.enter = f.enter
+	d := openUringT(t, cfg)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	rec := newRecorder(3)
+	read := &Completion{Op: OpRead, FD: int(r.Fd()), Buf: make([]byte, 8), Done: rec.done}
+	inner := &Completion{Op: OpNop, Done: rec.done}
+	outer := &Completion{Op: OpNop, Done: func(c *Completion) {
+		f.arm(unix.EAGAIN, 2, 0)
+		if err := d.Submit([]*Completion{inner}); err != nil {
+			t.Error(err)
+		}
+		rec.done(c)
+	}}
+	if err := d.Submit([]*Completion{read}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Submit([]*Completion{outer}); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.waitN(t, 2)
+	if got[0] != outer || got[1] != inner {
+		t.Fatalf("completions %v, want outer then inner", tags(got))
+	}
+	if _, err := w.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitN(t, 3)
 }
 
 // A CQ ring of 4 with 32 operations in flight and the reaper held: the

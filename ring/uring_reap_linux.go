@@ -69,12 +69,14 @@ func (d *uringDriver) reapPass() (sentinel bool) {
 	d.reapGen++
 	d.changed.Broadcast()
 	d.mu.Unlock()
+	d.inCallbacks.Store(true)
 	for i, c := range d.ready {
 		d.ready[i] = nil
 		if c.Done != nil {
 			c.Done(c)
 		}
 	}
+	d.inCallbacks.Store(false)
 	d.ready = d.ready[:0]
 	return sentinel
 }

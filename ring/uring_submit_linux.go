@@ -217,10 +217,12 @@ func (d *uringDriver) wakeReaper() {
 }
 
 // awaitKernel waits for the reaper's next pass when the kernel holds
-// operations of ours, or backs off when it holds none.
+// operations of ours, or backs off when it holds none. It also backs off
+// while the reaper runs callbacks: the submitter may be a Done, and the
+// reaper cannot finish a pass while it waits for itself.
 func (d *uringDriver) awaitKernel(tries int) {
 	d.mu.Lock()
-	if d.inKernel.Load() > 0 {
+	if d.inKernel.Load() > 0 && !d.inCallbacks.Load() {
 		for gen := d.reapGen; gen == d.reapGen; {
 			d.changed.Wait()
 		}
