@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +19,10 @@ import (
 // engine writes into prepared segments. Set FELIX_BENCH_DIR to choose the
 // disk; otherwise b.TempDir() unless that is tmpfs, then ../.benchdata.
 
+// benchKinds: the raw loop, io_uring sleeping in the kernel at once,
+// io_uring polling 100us first (Config.ReapSpin), and portable.
+var benchKinds = []string{"raw", "io_uring", "io_uring_spin100us", "portable"}
+
 const (
 	syncRegionBytes  = 4 << 20
 	cacheRegionBytes = 64 << 20
@@ -26,7 +31,7 @@ const (
 
 func BenchmarkWriteFdatasync(b *testing.B) {
 	for _, size := range []int{4096, 1024} {
-		for _, kind := range []string{"raw", "io_uring", "portable"} {
+		for _, kind := range benchKinds {
 			b.Run(fmt.Sprintf("%dB/%s", size, kind), func(b *testing.B) {
 				benchWrites(b, kind, size, syncRegionBytes, true)
 			})
@@ -35,7 +40,7 @@ func BenchmarkWriteFdatasync(b *testing.B) {
 }
 
 func BenchmarkPageCacheWrite64KiB(b *testing.B) {
-	for _, kind := range []string{"raw", "io_uring", "portable"} {
+	for _, kind := range benchKinds {
 		b.Run(kind, func(b *testing.B) {
 			benchWrites(b, kind, cacheWriteBytes, cacheRegionBytes, false)
 		})
@@ -85,11 +90,13 @@ func driverWrite(d Driver, fd int, durable bool) func([]byte, int64) error {
 }
 
 func openBenchDriver(b *testing.B, kind string) Driver {
-	mode, err := ParseMode(kind)
-	if err != nil {
-		b.Fatal(err)
+	switch kind {
+	case "io_uring":
+		return openDriver(b, Config{Mode: ModeUring})
+	case "io_uring_spin100us":
+		return openDriver(b, Config{Mode: ModeUring, ReapSpin: 100 * time.Microsecond})
 	}
-	return openDriver(b, Config{Mode: mode})
+	return openDriver(b, Config{Mode: ModePortable})
 }
 
 // preparedFile is a file of n zero bytes, synced, in the benchmark directory.

@@ -62,10 +62,15 @@
 //
 // Always sqMu before mu. Nobody waits for slots while holding sqMu, and a
 // submitter told EAGAIN or EBUSY lets sqMu go while it waits for a reap, so
-// a Done that submits is never stuck behind a waiting submitter. The test
-// hooks (slotWait) run under mu. Completion fields are read under mu, so
-// the reaper's critical section on the same slot comes after them in the
-// race detector's eyes as it does in fact.
+// a Done that submits is never stuck behind a waiting submitter. That wait
+// is for the reaper's next pass (reapGen) only while the kernel holds
+// operations of ours and the reaper is not running callbacks (inCallbacks):
+// a Done told EAGAIN would otherwise wait for itself; it backs off instead.
+// The test hooks (slotWait) run under mu. Completion fields are read under
+// mu, so the reaper's critical section on the same slot comes after them in
+// the race detector's eyes as it does in fact. inKernel (SQEs the kernel
+// took minus CQEs reaped) is atomic: the submitter adds after enter returns,
+// so it can dip below zero for a moment.
 //
 // The reaper waits for a CQE in io_uring_enter(GETEVENTS, min_complete=1)
 // while the kernel holds operations of ours; with none, it parks on a Go

@@ -13,13 +13,23 @@ import (
 const waitLimit = 20 * time.Second
 
 // forEachDriver runs fn against every driver this machine has, each as a
-// subtest named after its Kind. cfg.Mode is set per driver.
+// subtest: io_uring sleeping in the kernel at once, io_uring polling first
+// (ReapSpin), and portable. cfg.Mode and cfg.ReapSpin are set per driver.
 func forEachDriver(t *testing.T, cfg Config, fn func(t *testing.T, d Driver)) {
 	t.Helper()
-	for _, mode := range []Mode{ModeUring, ModePortable} {
-		t.Run(mode.String(), func(t *testing.T) {
+	variants := []struct {
+		name     string
+		mode     Mode
+		reapSpin time.Duration
+	}{
+		{"io_uring", ModeUring, 0},
+		{"io_uring_spin", ModeUring, reapSpinMax},
+		{"portable", ModePortable, 0},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
 			c := cfg
-			c.Mode = mode
+			c.Mode, c.ReapSpin = v.mode, v.reapSpin
 			fn(t, openDriver(t, c))
 		})
 	}

@@ -47,6 +47,8 @@ func TestOpenRefusesBadConfig(t *testing.T) {
 		{Workers: -1},
 		{Workers: workersMax + 1},
 		{Mode: Mode(7)},
+		{ReapSpin: reapSpinMax + 1},
+		{ReapSpin: -1},
 	} {
 		if d, err := Open(cfg); err == nil {
 			d.Close()

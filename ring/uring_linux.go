@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -36,6 +37,7 @@ type uringDriver struct {
 	hooks    hooks
 	slots    int
 	chainMax int
+	reapSpin time.Duration
 
 	sqMu   sync.Mutex // outer lock: the SQE array, sqTail, submitting enters
 	sqTail uint32     // next SQE to fill; published to ring.sqTail by flushLocked
@@ -110,7 +112,7 @@ func newUringDriver(fd int, p *uringParams, cfg Config) (*uringDriver, error) {
 	}
 	d := &uringDriver{
 		fd: fd, enter: cfg.hooks.enter, ring: ring, arena: arena, hooks: cfg.hooks,
-		slots: slots, chainMax: min(slots, int(ring.sqEntries)),
+		slots: slots, chainMax: min(slots, int(ring.sqEntries)), reapSpin: cfg.ReapSpin,
 		table: make([]*Completion, slots), next: make([]uint32, slots),
 		pins: make([]slotPins, slots), free: make([]uint32, slots),
 		harvest: make([]cqe, 0, slots+1), ready: make([]*Completion, 0, slots),

@@ -25,6 +25,7 @@ type faultyEnter struct {
 	submits   int // submitting calls still to fail
 	waits     int // GETEVENTS calls still to fail
 	injected  int
+	sleeps    int // GETEVENTS calls that may sleep (min_complete > 0)
 	onInject  func(injected int)
 	onRecover func() // first submitting call that passes after an injection
 }
@@ -42,6 +43,9 @@ func (f *faultyEnter) enter(fd int, toSubmit, minComplete, flags uint32) (int, e
 	}
 	if fail {
 		f.injected++
+	}
+	if toSubmit == 0 && flags&enterGetEvents != 0 && minComplete > 0 {
+		f.sleeps++
 	}
 	onInject, onRecover, injected := f.onInject, f.onRecover, f.injected
 	if !fail && toSubmit > 0 && f.injected > 0 {
@@ -204,6 +208,39 @@ func TestUringEAGAINInsideDoneDoesNotDeadlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.waitN(t, 3)
+}
+
+// With a ReapSpin budget the reaper sees a completion that comes while it
+// polls without ever sleeping in io_uring_enter.
+func TestUringReapSpinPollsBeforeSleeping(t *testing.T) {
+	f := &faultyEnter{}
+	cfg := Config{Entries: 8}
+	cfg.hooks.enter = f.enter
+	cfg.hooks.reapSpin = waitLimit
+	d := openUringT(t, cfg)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	rec := newRecorder(1)
+	read := &Completion{Op: OpRead, FD: int(r.Fd()), Buf: make([]byte, 8), Done: rec.done}
+	if err := d.Submit([]*Completion{read}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("spin")); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitN(t, 1)
+	if read.Res != 4 {
+		t.Fatalf("pipe read Res %d", read.Res)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sleeps != 0 {
+		t.Fatalf("the reaper slept in io_uring_enter %d times within its spin budget", f.sleeps)
+	}
 }
 
 // A CQ ring of 4 with 32 operations in flight and the reaper held: the

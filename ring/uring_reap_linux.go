@@ -4,7 +4,9 @@ package ring
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,16 +31,35 @@ func (d *uringDriver) reap() {
 // kernel has taken its SQEs: operations that complete inside the submitting
 // enter (page-cache reads, NOPs) then reach the reaper by a goroutine
 // hand-off rather than by waking a thread asleep in the kernel, which costs
-// tens of microseconds.
+// tens of microseconds. With Config.ReapSpin it first polls the CQ ring for
+// that long.
 func (d *uringDriver) waitCQE() {
+	var spinStart time.Time
 	for atomic.LoadUint32(d.ring.cqTail) == atomic.LoadUint32(d.ring.cqHead) {
 		if d.inKernel.Load() <= 0 {
 			<-d.kick
 			continue
 		}
+		if d.spinning(&spinStart) {
+			runtime.Gosched()
+			continue
+		}
 		_, err := d.enter(d.fd, 0, 1, enterGetEvents)
 		d.checkReapErr(err)
 	}
+}
+
+// spinning reports whether the reaper is still within its ReapSpin budget,
+// which starts at the first look that found the CQ ring empty.
+func (d *uringDriver) spinning(start *time.Time) bool {
+	if d.reapSpin <= 0 {
+		return false
+	}
+	now := time.Now()
+	if start.IsZero() {
+		*start = now
+	}
+	return now.Sub(*start) < d.reapSpin
 }
 
 func (d *uringDriver) checkReapErr(err error) {

@@ -168,11 +168,12 @@ func (d *uringDriver) fillIovecs(s uint32, bufs [][]byte) (addr uint64, n uint32
 	base := unsafe.Pointer(&d.arena[int(s)*MaxIovecs*int(unsafe.Sizeof(iovec{}))])
 	vs := unsafe.Slice((*iovec)(base), MaxIovecs)
 	for i, b := range bufs {
-		vs[i] = iovec{}
+		v := iovec{}
 		if len(b) > 0 {
 			d.pin(s, &b[0])
-			vs[i] = iovec{base: uintptr(unsafe.Pointer(&b[0])), len: uintptr(len(b))}
+			v = iovec{base: uintptr(unsafe.Pointer(&b[0])), len: uintptr(len(b))}
 		}
+		vs[i] = v
 	}
 	return uint64(uintptr(base)), uint32(len(bufs))
 }
