@@ -45,8 +45,12 @@ type Config struct {
 	ReapSpin time.Duration
 
 	// hooks lets tests inside the package inject faults and observe waits.
-	hooks hooks
+	// A pointer keeps Config comparable; nil means none.
+	hooks *hooks
 }
+
+// noHooks is the real thing everywhere; drivers only read their hooks.
+var noHooks hooks
 
 // hooks are test seams; their zero value means "the real thing".
 type hooks struct {
@@ -76,6 +80,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReapSpin < 0 || c.ReapSpin > reapSpinMax {
 		return c, fmt.Errorf("%w: Config.ReapSpin %v is outside 0..%v", ErrInvalid, c.ReapSpin, reapSpinMax)
+	}
+	if c.hooks == nil {
+		c.hooks = &noHooks
 	}
 	if c.hooks.reapSpin != 0 {
 		c.ReapSpin = c.hooks.reapSpin

@@ -8,7 +8,7 @@ import "sync"
 // error or a short transfer in a linked operation completes the rest of the
 // chain with -ECANCELED, unrun.
 type portableDriver struct {
-	hooks    hooks
+	hooks    *hooks
 	chainMax int
 
 	mu         sync.Mutex

@@ -164,7 +164,7 @@ func TestSubmitBlocksWhileEverySlotIsInFlight(t *testing.T) {
 	const entries = 4
 	hook, waiting := signal()
 	cfg := Config{Entries: entries, Workers: 1}
-	cfg.hooks.slotWait = hook
+	cfg.hooks = &hooks{slotWait: hook}
 	forEachDriver(t, cfg, func(t *testing.T, d Driver) {
 		// A's Done holds the reaper (or the only worker), so nothing
 		// submitted after it can be freed until it returns.
@@ -286,7 +286,7 @@ func TestBatchLargerThanTheTableGoesInRounds(t *testing.T) {
 func TestCloseWaitsForInFlightOperations(t *testing.T) {
 	hook, closing := signal()
 	cfg := Config{Entries: 32}
-	cfg.hooks.closeWait = hook
+	cfg.hooks = &hooks{closeWait: hook}
 	forEachDriver(t, cfg, func(t *testing.T, d Driver) {
 		_, fd := tempFile(t, t.TempDir())
 		var completed atomic.Int32

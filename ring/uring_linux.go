@@ -34,7 +34,7 @@ type uringDriver struct {
 	enter    enterFunc
 	ring     *rings
 	arena    []byte // per-slot iovec arrays, mmap'd: the kernel reads them
-	hooks    hooks
+	hooks    *hooks
 	slots    int
 	chainMax int
 	reapSpin time.Duration

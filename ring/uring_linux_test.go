@@ -86,7 +86,7 @@ func TestUringRetriesTransientEnterErrors(t *testing.T) {
 		t.Run(unix.ErrnoName(errno), func(t *testing.T) {
 			f := &faultyEnter{}
 			cfg := Config{Entries: 8}
-			cfg.hooks.enter = f.enter
+			cfg.hooks = &hooks{enter: f.enter}
 			d := openUringT(t, cfg)
 			r, w, err := os.Pipe()
 			if err != nil {
@@ -132,7 +132,7 @@ func TestUringRetriesTransientEnterErrors(t *testing.T) {
 func TestUringEAGAINWaitsForAReap(t *testing.T) {
 	f := &faultyEnter{}
 	cfg := Config{Entries: 8}
-	cfg.hooks.enter = f.enter
+	cfg.hooks = &hooks{enter: f.enter}
 	d := openUringT(t, cfg)
 	gen := func() uint64 { d.mu.Lock(); defer d.mu.Unlock(); return d.reapGen }
 	r, w, err := os.Pipe()
@@ -176,7 +176,7 @@ func TestUringEAGAINWaitsForAReap(t *testing.T) {
 func TestUringEAGAINInsideDoneDoesNotDeadlock(t *testing.T) {
 	f := &faultyEnter{}
 	cfg := Config{Entries: 8}
-	cfg.hooks.enter = f.enter
+	cfg.hooks = &hooks{enter: f.enter}
 	d := openUringT(t, cfg)
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -215,8 +215,7 @@ func TestUringEAGAINInsideDoneDoesNotDeadlock(t *testing.T) {
 func TestUringReapSpinPollsBeforeSleeping(t *testing.T) {
 	f := &faultyEnter{}
 	cfg := Config{Entries: 8}
-	cfg.hooks.enter = f.enter
-	cfg.hooks.reapSpin = waitLimit
+	cfg.hooks = &hooks{enter: f.enter, reapSpin: waitLimit}
 	d := openUringT(t, cfg)
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -249,7 +248,7 @@ func TestUringReapSpinPollsBeforeSleeping(t *testing.T) {
 func TestUringCQOverflowLosesNoCompletion(t *testing.T) {
 	const slots = 32
 	cfg := Config{Entries: slots}
-	cfg.hooks.sqEntries, cfg.hooks.cqEntries = 4, 4
+	cfg.hooks = &hooks{sqEntries: 4, cqEntries: 4}
 	d := openUringT(t, cfg)
 	if d.ring.cqEntries != 4 || d.ring.sqEntries != 4 {
 		t.Fatalf("rings: sq %d cq %d, want 4 and 4", d.ring.sqEntries, d.ring.cqEntries)
