@@ -76,7 +76,9 @@
 // while the kernel holds operations of ours; with none, it parks on a Go
 // channel that each submission signals, so completions that finish inside
 // the submitting enter (page-cache reads, NOPs) arrive by a goroutine
-// hand-off instead of a thread woken in the kernel. Each pass copies out
+// hand-off instead of a thread woken in the kernel. Config.ReapSpin (off by
+// default) makes it poll the CQ ring for a while before it sleeps, trading
+// CPU for the cost of that wake-up. Each pass copies out
 // every CQE, advances the CQ head, frees the slots and broadcasts, and only
 // then calls the Done callbacks, in CQE order. Close stops new Submits,
 // waits until Submits in progress end and every slot is free, queues a NOP
