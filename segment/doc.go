@@ -93,8 +93,10 @@
 //
 // Scan classifies the first record it cannot verify. In the active segment
 // a torn tail (an unfinished write: the record runs past the end of the
-// file, or its last byte and everything after it is zero) is reported as
-// such so the log can cut it off; it was never acknowledged. Anything else,
+// file, or its last byte and everything after it is zero, or it lies past
+// the log's recovery point, ScanOptions.TornAfter, where the page cache may
+// have written pages out of order) is reported as such so the log can cut
+// it off; it was never made durable. Anything else,
 // and any damage at all in a sealed segment, is a CorruptionError naming the
 // file, the byte position and what is wrong; errors.Is(err, ErrCorrupt)
 // matches it.

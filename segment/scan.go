@@ -21,6 +21,14 @@ type ScanOptions struct {
 	// Sealed says the segment is not the log's last: any damage in it is
 	// corruption, never a torn tail.
 	Sealed bool
+	// TornAfter is the byte position from which an active segment may hold
+	// writes that were never made durable (the log's recovery point): the
+	// first damage at or after it is an unfinished write, whatever follows
+	// it, because the page cache may have written later pages before
+	// earlier ones. Damage before it is corruption unless it has the shape
+	// of a torn tail (zeros to the end). Zero means the whole segment is
+	// known durable.
+	TornAfter int64
 	// IndexIntervalBytes spaces the sparse index entries Scan builds;
 	// zero means DefaultIndexIntervalBytes.
 	IndexIntervalBytes int
@@ -201,6 +209,10 @@ func (s *scanner) damage(pos int64, size int, verdict error) error {
 	}
 	if s.opts.Sealed {
 		return corrupt(s.opts.Name, pos, verdict, "sealed segment: %v", verdict)
+	}
+	if s.opts.TornAfter > 0 && pos >= s.opts.TornAfter {
+		s.markTorn(z - pos)
+		return nil
 	}
 	switch {
 	case errors.Is(verdict, ErrShort):

@@ -200,3 +200,19 @@ func TestIterStopsAtTheFirstBadRecord(t *testing.T) {
 		t.Fatalf("iterated %d records, err %v", n, it.Err())
 	}
 }
+
+// Past the recovery point the page cache may have written a later page
+// before an earlier one: a hole followed by data is an unfinished write,
+// not corruption. Before it, the same hole is corruption.
+func TestAHolePastTheRecoveryPointIsATornTail(t *testing.T) {
+	img, starts := buildSegment(0, 6, 0)
+	hole := append([]byte(nil), img...)
+	clear(hole[starts[3] : starts[3]+20])
+	sum, err := Scan(bytes.NewReader(hole), int64(len(hole)), ScanOptions{TornAfter: int64(starts[2])})
+	if err != nil || !sum.Torn || sum.Records != 3 || sum.End != int64(starts[3]) {
+		t.Fatalf("hole past the recovery point: %+v %v", sum, err)
+	}
+	if _, err := Scan(bytes.NewReader(hole), int64(len(hole)), ScanOptions{TornAfter: int64(starts[4])}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("hole before the recovery point: %v", err)
+	}
+}

@@ -97,6 +97,8 @@ func (l *Log) publish(b *buffer, synced bool) {
 	l.written.Store(b.next)
 	if synced {
 		l.durable.Store(b.next)
+		last := b.chunks[len(b.chunks)-1].seg
+		l.durablePoint = point{base: last.base, pos: last.visibleEnd.Load()}
 	}
 	l.visible.Store(b.next)
 	l.wmu.Unlock()

@@ -35,6 +35,9 @@ type Log struct {
 	visible atomic.Int64 // offsets below are readable and acknowledged
 	written atomic.Int64 // offsets below are in the page cache
 	durable atomic.Int64 // offsets below are fsynced
+	// durablePoint is the byte position matching durable (under wmu).
+	durablePoint point
+	point        pointFile
 
 	ready    []pending // committer scratch: waiters to call
 	prep     preparer
@@ -75,6 +78,9 @@ func Open(opts Options) (*Log, error) {
 	l.space.L, l.work.L, l.idle.L = &l.mu, &l.mu, &l.mu
 	began := o.Now()
 	if err := l.recover(); err != nil {
+		if l.point.f != nil {
+			l.point.f.Close()
+		}
 		l.releaseAll()
 		return nil, err
 	}
@@ -108,7 +114,12 @@ func (l *Log) Close() error {
 	l.prep.stop()
 	var err error
 	if l.poisonErr() == nil {
-		err = l.syncActive()
+		if err = l.syncActive(); err == nil {
+			l.checkpoint()
+		}
+	}
+	if l.point.f != nil {
+		l.point.f.Close()
 	}
 	l.releaseAll()
 	return err

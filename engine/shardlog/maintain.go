@@ -4,8 +4,12 @@ import (
 	"time"
 )
 
-// retentionEvery is how often the background loop applies retention.
-const retentionEvery = 5 * time.Second
+// retentionEvery is how often the background loop applies retention, and
+// checkpointEvery how often it records the recovery point when it moved.
+const (
+	retentionEvery  = 5 * time.Second
+	checkpointEvery = time.Second
+)
 
 // maintainLoop runs the log's background work: the Periodic fsync (at half
 // the interval, so a record is synced within the interval of being written
@@ -16,13 +20,13 @@ func (l *Log) maintainLoop() {
 	if l.opts.Fsync.Kind == FsyncPeriodic {
 		syncEvery = l.opts.Fsync.interval() / 2
 	}
-	tick := retentionEvery
+	tick := checkpointEvery
 	if syncEvery > 0 {
 		tick = min(tick, syncEvery)
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	lastRetention := time.Now()
+	lastRetention, lastCheckpoint := time.Now(), time.Now()
 	for {
 		select {
 		case <-l.stopMaintain:
@@ -32,6 +36,10 @@ func (l *Log) maintainLoop() {
 				if err := l.syncActive(); err != nil {
 					l.fail(err)
 				}
+			}
+			if now.Sub(lastCheckpoint) >= checkpointEvery {
+				lastCheckpoint = now
+				l.checkpoint()
 			}
 			if now.Sub(lastRetention) >= retentionEvery {
 				lastRetention = now
@@ -82,6 +90,10 @@ func (l *Log) waitWritten(target int64) error {
 func (l *Log) syncActive() error {
 	l.wmu.Lock()
 	s, upTo := l.active, l.written.Load()
+	var at point
+	if s != nil {
+		at = point{base: s.base, pos: s.visibleEnd.Load()}
+	}
 	ok := s != nil && s.acquire()
 	l.wmu.Unlock()
 	if !ok || upTo <= l.durable.Load() {
@@ -103,6 +115,7 @@ func (l *Log) syncActive() error {
 	l.wmu.Lock()
 	if upTo > l.durable.Load() {
 		l.durable.Store(upTo)
+		l.durablePoint = at
 	}
 	l.wmu.Unlock()
 	return nil

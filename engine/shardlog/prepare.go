@@ -19,6 +19,7 @@ type preparer struct {
 	mu       sync.Mutex
 	ready    vfs.File // a filled, synced spare, nil when none
 	running  bool
+	started  bool // a spare was ever begun, so one may be on disk
 	stopping bool
 	done     sync.WaitGroup
 }
@@ -38,7 +39,7 @@ func (p *preparer) want() {
 	if p.ready != nil || p.running || p.stopping {
 		return
 	}
-	p.running = true
+	p.running, p.started = true, true
 	p.done.Add(1)
 	go p.run()
 }
@@ -101,13 +102,18 @@ func (p *preparer) isStopping() bool {
 	return p.stopping
 }
 
-// stop waits for a preparation in progress and closes an unused spare.
+// stop waits for a preparation in progress, then closes and removes an
+// unused spare, so a clean stop leaves nothing for recovery to clean up.
 func (p *preparer) stop() {
 	p.mu.Lock()
 	p.stopping = true
+	started := p.started
 	p.mu.Unlock()
 	p.done.Wait()
 	if f := p.take(); f != nil {
 		f.Close()
+	}
+	if started {
+		_ = p.l.opts.FS.Remove(filepath.Join(p.l.opts.Dir, prepName))
 	}
 }

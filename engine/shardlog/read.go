@@ -138,7 +138,12 @@ func (l *Log) positionOf(s *seg, offset int64) int64 {
 		entries = s.entries
 		l.mu.Unlock()
 	}
-	rel := offset - s.base
+	return positionIn(entries, s.base, offset)
+}
+
+// positionIn searches a segment's index entries for offset.
+func positionIn(entries []segment.IndexEntry, base, offset int64) int64 {
+	rel := offset - base
 	i := sort.Search(len(entries), func(i int) bool { return int64(entries[i].RelOffset) > rel })
 	if i == 0 {
 		return segment.HeaderSize

@@ -16,7 +16,7 @@ const prepName = "next.prep"
 
 // recover lists the directory, verifies the segments, repairs the tail and
 // leaves the log ready for appends.
-func (l *Log) recover() error {
+func (l *Log) recover() (err error) {
 	fs, dir := l.opts.FS, l.opts.Dir
 	if err := fs.MkdirAll(dir); err != nil {
 		return fmt.Errorf("felix/shardlog: creating %s: %w", dir, err)
@@ -25,8 +25,19 @@ func (l *Log) recover() error {
 	if err != nil {
 		return err
 	}
+	rp, rpOK, err := l.openPoint()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			l.durablePoint = point{base: l.active.base, pos: l.active.fillPos}
+			err = l.writePoint(l.durablePoint)
+		}
+	}()
 	for len(bases) > 0 {
-		err := l.openTail(bases[len(bases)-1])
+		base := bases[len(bases)-1]
+		err := l.openTail(base, tornAfter(rp, rpOK, base))
 		if !errors.Is(err, segment.ErrHeaderMissing) {
 			if err != nil {
 				return err
@@ -95,15 +106,15 @@ func (l *Log) createFirst(base int64) error {
 }
 
 // openTail opens and scans the last segment as the active one, cutting a
-// torn tail.
-func (l *Log) openTail(base int64) error {
+// torn tail: damage at or after tornAfter, or shaped like an unfinished write.
+func (l *Log) openTail(base, tornAfter int64) error {
 	s := newSeg(l.opts.Dir, base)
 	f, err := l.opts.FS.OpenReadWrite(s.path)
 	if err != nil {
 		return fmt.Errorf("felix/shardlog: opening %s: %w", s.path, err)
 	}
 	s.file = f
-	sum, err := l.scan(s, false)
+	sum, err := l.scan(s, false, tornAfter)
 	if err != nil {
 		f.Close()
 		return err
@@ -214,7 +225,7 @@ func (l *Log) loadSealed(s *seg) error {
 			return nil
 		}
 	}
-	sum, err := l.scan(s, true)
+	sum, err := l.scan(s, true, 0)
 	if err != nil {
 		return err
 	}
@@ -231,12 +242,13 @@ func (l *Log) loadSealed(s *seg) error {
 	return nil
 }
 
-func (l *Log) scan(s *seg, sealed bool) (segment.Summary, error) {
+func (l *Log) scan(s *seg, sealed bool, tornAfter int64) (segment.Summary, error) {
 	size, err := s.file.Size()
 	if err != nil {
 		return segment.Summary{}, fmt.Errorf("felix/shardlog: %s: %w", s.path, err)
 	}
-	return segment.Scan(s.file, size, segment.ScanOptions{Name: s.path, Sealed: sealed, IndexIntervalBytes: l.opts.IndexIntervalBytes})
+	return segment.Scan(s.file, size, segment.ScanOptions{Name: s.path, Sealed: sealed, TornAfter: tornAfter,
+		IndexIntervalBytes: l.opts.IndexIntervalBytes})
 }
 
 // readIndex returns the segment's index when the file exists, decodes, and

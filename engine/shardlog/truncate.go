@@ -71,13 +71,17 @@ func (l *Log) truncateLocked(offset int64) error {
 	l.visible.Store(min(l.visible.Load(), offset))
 	l.written.Store(min(l.written.Load(), offset))
 	l.durable.Store(min(l.durable.Load(), offset))
+	l.durablePoint = point{base: s.base, pos: pos}
+	if err := l.writePoint(l.durablePoint); err != nil {
+		return &failure{op: "recovery point after truncate", err: err}
+	}
 	return nil
 }
 
 // locate returns the byte position of offset in s (or s's end when offset
 // is s's next) and the generation of the record before it.
 func (l *Log) locate(s *seg, offset int64) (gen uint32, pos int64, err error) {
-	pos = l.positionOf(s, offset)
+	pos = positionIn(s.entries, s.base, offset) // mu is held
 	size := s.visibleEnd.Load()
 	buf := make([]byte, size-pos)
 	if _, err := s.file.ReadAt(buf, pos); err != nil {

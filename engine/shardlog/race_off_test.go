@@ -1,0 +1,5 @@
+//go:build !race
+
+package shardlog
+
+const raceEnabled = false

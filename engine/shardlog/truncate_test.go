@@ -1,0 +1,160 @@
+package shardlog
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/segment"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+func TestTruncateRemovesTheTailAndAppendsContinueThere(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, OnCommit())
+	l := mustOpen(t, o)
+	appendN(t, l, 0, 150)
+	segsBefore := l.Stats().Segments
+	for _, at := range []int64{149, 120, 61, 60} {
+		if err := l.Truncate(at); err != nil {
+			t.Fatalf("truncate at %d: %v", at, err)
+		}
+		if l.End() != at {
+			t.Fatalf("end %d after truncate at %d", l.End(), at)
+		}
+		recs := readAll(t, l)
+		if int64(len(recs)) != at {
+			t.Fatalf("%d records after truncate at %d", len(recs), at)
+		}
+		checkPrefix(t, recs, 0)
+	}
+	if l.Stats().Segments >= segsBefore {
+		t.Fatalf("truncation kept %d of %d segments", l.Stats().Segments, segsBefore)
+	}
+	appendN(t, l, 60, 100)
+	l.Close()
+	l2 := mustOpen(t, o)
+	defer l2.Close()
+	checkPrefix(t, readAll(t, l2), 0)
+	if l2.End() != 160 {
+		t.Fatalf("end %d after reopen", l2.End())
+	}
+	if err := l2.Truncate(-1); !errors.Is(err, ErrBelowStart) {
+		t.Fatalf("truncate below start: %v", err)
+	}
+	if err := l2.Truncate(161); !errors.Is(err, ErrPastEnd) {
+		t.Fatalf("truncate past end: %v", err)
+	}
+}
+
+func TestGenerationEndFindsWhereEachGenerationStops(t *testing.T) {
+	l := mustOpen(t, testOptions(vfs.NewMem(), OnCommit()))
+	defer l.Close()
+	gens := []uint32{1, 1, 1, 3, 3, 7}
+	for i, g := range gens {
+		for range 20 {
+			if _, err := l.AppendWait([]Entry{{Value: value(int64(i))}}, g); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for gen, want := range map[uint32]int64{0: 0, 1: 60, 2: 60, 3: 100, 6: 100, 7: 120, 9: 120} {
+		if got := l.GenerationEnd(gen); got != want {
+			t.Fatalf("GenerationEnd(%d) = %d, want %d", gen, got, want)
+		}
+	}
+	if err := l.Truncate(70); err != nil {
+		t.Fatal(err)
+	}
+	if l.LastGeneration() != 3 {
+		t.Fatalf("last generation %d after truncating into generation 3", l.LastGeneration())
+	}
+	if _, err := l.AppendWait([]Entry{{Value: []byte("x")}}, 2); !errors.Is(err, ErrStaleGeneration) {
+		t.Fatalf("append below generation 3 after truncate: %v", err)
+	}
+}
+
+func TestRetentionBySizeRemovesOldestSealedSegmentsOnly(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, None())
+	o.Retention = Retention{MaxBytes: 10000}
+	l := mustOpen(t, o)
+	defer l.Close()
+	appendN(t, l, 0, 400)
+	segs, bytes := l.ApplyRetention()
+	if segs == 0 || bytes == 0 {
+		t.Fatal("retention removed nothing")
+	}
+	st := l.Stats()
+	if st.Bytes > 10000+o.SegmentBytes || l.Start() == 0 {
+		t.Fatalf("after retention: %+v", st)
+	}
+	if _, _, err := l.Read(0, 100, nil); !errors.Is(err, ErrBelowStart) {
+		t.Fatalf("read below the retained start: %v", err)
+	}
+	recs := readAll(t, l)
+	checkPrefix(t, recs, l.Start())
+	names, _ := mem.List(testDir)
+	for _, n := range names {
+		if base, _, ok := segment.ParseName(n); ok && base < l.Start() {
+			t.Fatalf("%s still on disk below start %d", n, l.Start())
+		}
+	}
+}
+
+func TestRetentionByAgeNeverRemovesTheActiveSegment(t *testing.T) {
+	now := time.Unix(1000, 0)
+	o := testOptions(vfs.NewMem(), None())
+	o.Retention = Retention{MaxAge: time.Hour}
+	o.Now = func() time.Time { return now }
+	l := mustOpen(t, o)
+	defer l.Close()
+	for i := int64(0); i < 200; i++ {
+		if _, err := l.AppendWait([]Entry{{Key: key(i), Value: value(i)}}, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if segs, _ := l.ApplyRetention(); segs != 0 {
+		t.Fatalf("removed %d young segments", segs)
+	}
+	now = now.Add(2 * time.Hour)
+	l.ApplyRetention()
+	if st := l.Stats(); st.Segments != 1 || l.End() != 200 {
+		t.Fatalf("after age retention: %+v", st)
+	}
+	if l.Start() == 0 {
+		t.Fatal("start did not move")
+	}
+}
+
+// A missing or damaged index is rebuilt; with TrustIndexes a valid one is
+// used without scanning.
+func TestADamagedIndexIsRebuilt(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, OnCommit())
+	l := mustOpen(t, o)
+	appendN(t, l, 0, 200)
+	l.Close()
+	names, _ := mem.List(testDir)
+	var idx []string
+	for _, n := range names {
+		if filepath.Ext(n) == segment.IndexSuffix {
+			idx = append(idx, filepath.Join(testDir, n))
+		}
+	}
+	if len(idx) < 2 {
+		t.Fatalf("only %d index files", len(idx))
+	}
+	for _, trust := range []bool{false, true} {
+		mem.Remove(idx[0])
+		flip(t, mem, idx[1], 50)
+		o.TrustIndexes = trust
+		l := mustOpen(t, o)
+		if l.Recovery().IndexRebuilds < 2 {
+			t.Fatalf("trust %v: no index rebuilt: %+v", trust, l.Recovery())
+		}
+		checkPrefix(t, readAll(t, l), 0)
+		l.Close()
+	}
+}
