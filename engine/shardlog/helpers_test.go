@@ -41,8 +41,14 @@ func key(i int64) []byte { return fmt.Appendf(nil, "key-%d", i%13) }
 func appendN(t testing.TB, l *Log, first, n int64) []int64 {
 	t.Helper()
 	var acked []int64
+	// A waiter of its own rather than AppendWait's pooled one: pooled
+	// channels may come from outside a synctest bubble.
+	cw := &chanWaiter{ch: make(chan error, 1)}
 	for i := first; i < first+n; i++ {
-		off, err := l.AppendWait([]Entry{{Key: key(i), Value: value(i), Timestamp: i + 1}}, 1)
+		off, err := l.Append([]Entry{{Key: key(i), Value: value(i), Timestamp: i + 1}}, 1, cw)
+		if err == nil {
+			err = <-cw.ch
+		}
 		if err != nil {
 			t.Fatalf("append %d: %v", i, err)
 		}
