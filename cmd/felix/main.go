@@ -1,0 +1,37 @@
+// Command felix is the one binary: the broker, its clients and its tools.
+//
+//	felix serve                  run a broker
+//	felix log verify|dump DIR    inspect a shard's log directory
+//
+// Run `felix --help` for the full list.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// cli is every subcommand. Each lives in a file of its own.
+type cli struct {
+	Log     logCmd           `cmd:"" help:"Inspect a shard's log directory: verify it, dump its records."`
+	Version kong.VersionFlag `help:"Print the version and exit."`
+}
+
+func main() {
+	var c cli
+	ctx := kong.Parse(&c,
+		kong.Name("felix"),
+		kong.Description("Felix: a durable pub/sub broker with a log-backed cache, counters and queues."),
+		kong.UsageOnError(),
+		kong.Vars{"version": version},
+	)
+	if err := ctx.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "felix:", err)
+		os.Exit(1)
+	}
+}
