@@ -1,0 +1,49 @@
+// Package engine is one broker's data: streams of (tenant, namespace,
+// name), their shards and logs, publishing with routing keys, and the
+// subscriptions that read a shard. The cache, counters, consumer groups and
+// idempotent producers build on it.
+//
+// It must never know sockets or the wire format (netio translates), never
+// let a publisher wait for a subscriber, and never acknowledge a record
+// below its stream's FsyncMode.
+//
+// # Streams and shards
+//
+// A stream's settings live in a Catalog (a JSON file in the data directory;
+// the cluster layer will supply its own). Each shard of a durable stream is
+// a shardlog.Log under
+//
+//	<data>/streams/<tenant>/<namespace>/<name>/shard-NNNN/
+//
+// and each shard of a stream that is not durable is a bounded in-memory log
+// with the same dense offsets. delivery and kind are stored and reported,
+// not enforced; retention is enforced per stream (the broker's settings
+// fill in what a stream leaves zero).
+//
+// # Routing
+//
+// A record's key chooses its shard, xxh3(key) mod shards; no key means shard
+// 0. A publish whose records span shards is split, keeping order within
+// each shard, and acknowledged once every part is, with one AckRun per
+// shard. Every append first asks the Ownership seam whether this broker
+// leads the shard.
+//
+// # Subscriptions
+//
+// A subscription reads one shard from latest, earliest or an offset. It
+// reads history from the log until it reaches the end, then registers for
+// live records under the shard's subscriber lock, so nothing published in
+// between is missed; live records at offsets it already read are skipped,
+// so nothing is delivered twice. Live records are copied into the
+// subscription's bounded queue by the log's committer; a full queue drops
+// the new record (DropNew), the oldest (DropOld), or ends the subscription
+// with the first missed offset (Disconnect). Offsets travel with the
+// records, so a drop is a visible gap.
+//
+// # Locks
+//
+// Engine.mu guards the stream table. Shard.subMu guards a shard's
+// subscription set and is taken by the log's OnVisible; Subscription.mu
+// after it. A log's own locks are never held while OnVisible runs, and the
+// engine never calls into a log while holding subMu except End (atomic).
+package engine

@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// FS and Dir hold durable streams. With no Dir the engine keeps only
+	// streams that are not durable, and its catalog in memory.
+	FS  vfs.FS
+	Dir string
+
+	// Fsync is the FsyncMode of streams that do not set their own.
+	Fsync shardlog.FsyncMode
+	// Retention applies to streams whose own retention is zero.
+	Retention shardlog.Retention
+	// Log tuning passed to every shard's log.
+	SegmentBytes    int64
+	BufferBytes     int
+	PrepareSegments bool
+	TrustIndexes    bool
+
+	// MemoryShardBytes bounds the in-memory log of a shard of a stream
+	// that is not durable.
+	MemoryShardBytes int
+
+	Catalog Catalog   // default: a FileCatalog in Dir
+	Owner   Ownership // default: Alone
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// DefaultMemoryShardBytes is the in-memory log bound of a non-durable shard.
+const DefaultMemoryShardBytes = 16 << 20
+
+// Engine is one broker's data: streams, their shards and logs, and the
+// subscriptions reading them. Safe for concurrent use.
+type Engine struct {
+	opts  Options
+	owner Ownership
+
+	mu      sync.RWMutex // guards streams and closed
+	streams map[StreamID]*Stream
+	closed  bool
+}
+
+// Open opens every stream in the catalog, recovering each durable shard's
+// log; a shard that refuses to open (corruption) fails Open with an error
+// naming it.
+func Open(opts Options) (*Engine, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MemoryShardBytes <= 0 {
+		opts.MemoryShardBytes = DefaultMemoryShardBytes
+	}
+	if opts.Owner == nil {
+		opts.Owner = Alone{}
+	}
+	if opts.Catalog == nil {
+		var fs vfs.FS
+		if opts.Dir != "" {
+			fs = opts.FS
+		}
+		c, err := OpenFileCatalog(fs, opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		opts.Catalog = c
+	}
+	e := &Engine{opts: opts, owner: opts.Owner, streams: map[StreamID]*Stream{}}
+	for _, info := range opts.Catalog.List() {
+		s, err := e.openStream(info)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.streams[info.ID] = s
+	}
+	return e, nil
+}
+
+// Durable reports whether the engine has a storage directory.
+func (e *Engine) Durable() bool { return e.opts.Dir != "" && e.opts.FS != nil }
+
+// CreateStream creates a stream and opens its shards.
+func (e *Engine) CreateStream(id StreamID, cfg StreamConfig) (StreamInfo, error) {
+	if err := id.Check(); err != nil {
+		return StreamInfo{}, err
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return StreamInfo{}, err
+	}
+	if cfg.Durable && !e.Durable() {
+		return StreamInfo{}, ErrNoStorage
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return StreamInfo{}, ErrClosed
+	}
+	if _, ok := e.streams[id]; ok {
+		return StreamInfo{}, ErrStreamExists
+	}
+	info := StreamInfo{ID: id, Config: cfg, Generation: 1, Created: e.opts.Now().UTC()}
+	if err := e.opts.Catalog.Create(info); err != nil {
+		return StreamInfo{}, err
+	}
+	s, err := e.openStream(info)
+	if err != nil {
+		_ = e.opts.Catalog.Delete(id)
+		return StreamInfo{}, err
+	}
+	e.streams[id] = s
+	e.opts.Logger.Info("stream created", "stream", id.String(), "shards", cfg.Shards, "durable", cfg.Durable)
+	return info, nil
+}
+
+// DeleteStream ends the stream's subscriptions, closes its shards and
+// removes it from the catalog and the disk.
+func (e *Engine) DeleteStream(id StreamID) error {
+	e.mu.Lock()
+	s, ok := e.streams[id]
+	if ok {
+		delete(e.streams, id)
+	}
+	e.mu.Unlock()
+	if !ok {
+		return ErrStreamNotFound
+	}
+	if err := e.opts.Catalog.Delete(id); err != nil {
+		return err
+	}
+	var errs []error
+	for _, sh := range s.shards {
+		errs = append(errs, sh.stop(ErrStreamDeleted))
+	}
+	if s.info.Config.Durable {
+		errs = append(errs, removeTree(e.opts.FS, streamDir(e.opts.Dir, id)))
+	}
+	e.opts.Logger.Info("stream deleted", "stream", id.String())
+	return errors.Join(errs...)
+}
+
+// Stream returns an open stream, or ErrStreamNotFound.
+func (e *Engine) Stream(id StreamID) (*Stream, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	s, ok := e.streams[id]
+	if !ok {
+		return nil, ErrStreamNotFound
+	}
+	return s, nil
+}
+
+// Streams lists the streams of a tenant and namespace (all when empty).
+func (e *Engine) Streams(tenant, namespace string) []StreamInfo {
+	var out []StreamInfo
+	for _, info := range e.opts.Catalog.List() {
+		if (tenant == "" || info.ID.Tenant == tenant) && (namespace == "" || info.ID.Namespace == namespace) {
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+// Close stops every stream, syncing and closing the logs.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	streams := e.streams
+	e.streams = map[StreamID]*Stream{}
+	e.mu.Unlock()
+	var errs []error
+	for _, s := range streams {
+		for _, sh := range s.shards {
+			errs = append(errs, sh.stop(ErrClosed))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// openStream opens the shards of a catalog entry.
+func (e *Engine) openStream(info StreamInfo) (*Stream, error) {
+	s := &Stream{engine: e, info: info}
+	for i := range info.Config.Shards {
+		sh := &Shard{stream: s, index: i, subs: map[*Subscription]struct{}{}}
+		log, err := e.openLog(info, i, sh.onVisible)
+		if err != nil {
+			for _, o := range s.shards {
+				o.stop(ErrClosed)
+			}
+			return nil, fmt.Errorf("felix/engine: opening %s shard %d: %w", info.ID, i, err)
+		}
+		sh.log = log
+		s.shards = append(s.shards, sh)
+	}
+	return s, nil
+}
+
+func (e *Engine) openLog(info StreamInfo, shard int, onVisible func(int64, int64, []byte)) (logStore, error) {
+	cfg := info.Config
+	if !cfg.Durable {
+		return newMemLog(e.opts.MemoryShardBytes, func() int64 { return e.opts.Now().UnixNano() }, onVisible), nil
+	}
+	if !e.Durable() {
+		return nil, ErrNoStorage
+	}
+	mode, err := cfg.Fsync.Mode(e.opts.Fsync)
+	if err != nil {
+		return nil, err
+	}
+	ret := cfg.Retention
+	if ret.MaxAge == 0 {
+		ret.MaxAge = e.opts.Retention.MaxAge
+	}
+	if ret.MaxBytes == 0 {
+		ret.MaxBytes = e.opts.Retention.MaxBytes
+	}
+	return shardlog.Open(shardlog.Options{
+		FS: e.opts.FS, Dir: shardDir(e.opts.Dir, info.ID, shard), Fsync: mode,
+		SegmentBytes: e.opts.SegmentBytes, BufferBytes: e.opts.BufferBytes,
+		PrepareSegments: e.opts.PrepareSegments, TrustIndexes: e.opts.TrustIndexes,
+		Retention: ret, OnVisible: onVisible, Logger: e.opts.Logger.With("stream", info.ID.String(), "shard", shard),
+		Now: e.opts.Now,
+	})
+}
+
+// removeTree removes every file under dir. The FS seam has no directory
+// removal, so empty directories stay; a stream created again under the same
+// name starts from empty shard directories.
+func removeTree(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		if errors.Is(err, vfs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, n := range names {
+		p := dir + "/" + n
+		if err := fs.Remove(p); err != nil {
+			errs = append(errs, removeTree(fs, p))
+		}
+	}
+	return errors.Join(errs...)
+}

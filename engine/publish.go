@@ -1,0 +1,194 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/felixbroker/felix/engine/shardlog"
+)
+
+// Record is one record to publish; a zero Timestamp means now.
+type Record = shardlog.Entry
+
+// AckRun says that Count records landed on Shard at offsets First onward.
+type AckRun struct {
+	Shard int
+	First int64
+	Count int
+}
+
+// PublishWaiter is told once when a publish is acknowledged at its stream's
+// durability. runs lists what landed, per shard in shard order, and is
+// valid only during the call; err is set when any part failed (runs then
+// lists the parts that did land). It runs on a log goroutine and must not
+// block.
+type PublishWaiter interface {
+	Published(runs []AckRun, err error)
+}
+
+// Publish appends recs, each to the shard its key chooses (no key: shard 0),
+// in order within each shard, and tells w when all are acknowledged. It
+// returns an error, and tells w nothing, when nothing was appended: an
+// unknown shard owner (*NotLeaderError), a failed or closed log. It waits
+// only while a shard's write buffer is full.
+func (s *Stream) Publish(recs []Record, w PublishWaiter) error {
+	if len(recs) == 0 {
+		return ErrEmptyPublish
+	}
+	op := publishOps.Get().(*publishOp)
+	op.reset(w)
+	if one, single := s.singleShard(recs); single {
+		return op.run(s, one, recs)
+	}
+	parts := op.split(s, recs)
+	return op.runParts(s, parts)
+}
+
+// singleShard reports whether every record goes to one shard, and which.
+func (s *Stream) singleShard(recs []Record) (int, bool) {
+	if len(s.shards) == 1 {
+		return 0, true
+	}
+	first := s.ShardFor(recs[0].Key)
+	for i := 1; i < len(recs); i++ {
+		if s.ShardFor(recs[i].Key) != first {
+			return 0, false
+		}
+	}
+	return first, true
+}
+
+// publishOp gathers the acknowledgements of one publish's shard parts.
+// Pooled: steady-state publishing allocates nothing.
+type publishOp struct {
+	w       PublishWaiter
+	pending atomic.Int32
+	mu      sync.Mutex
+	runs    []AckRun
+	err     error
+	parts   []partWaiter
+	byShard map[int][]Record
+	order   []int
+}
+
+type partWaiter struct {
+	op    *publishOp
+	shard int
+	count int
+}
+
+var publishOps = sync.Pool{New: func() any { return &publishOp{byShard: map[int][]Record{}} }}
+
+func (op *publishOp) reset(w PublishWaiter) {
+	op.w, op.err = w, nil
+	op.runs = op.runs[:0]
+	op.parts = op.parts[:0]
+	op.order = op.order[:0]
+	for k, v := range op.byShard {
+		op.byShard[k] = v[:0]
+	}
+}
+
+// run publishes a batch bound for one shard.
+func (op *publishOp) run(s *Stream, shard int, recs []Record) error {
+	op.parts = append(op.parts, partWaiter{op: op, shard: shard, count: len(recs)})
+	op.pending.Store(1)
+	if err := s.appendTo(shard, recs, &op.parts[0]); err != nil {
+		op.release()
+		return err
+	}
+	return nil
+}
+
+// split groups records by shard, keeping their order within each shard.
+func (op *publishOp) split(s *Stream, recs []Record) []int {
+	for i := range recs {
+		sh := s.ShardFor(recs[i].Key)
+		if len(op.byShard[sh]) == 0 {
+			op.order = append(op.order, sh)
+		}
+		op.byShard[sh] = append(op.byShard[sh], recs[i])
+	}
+	sortInts(op.order)
+	for _, sh := range op.order {
+		op.parts = append(op.parts, partWaiter{op: op, shard: sh, count: len(op.byShard[sh])})
+	}
+	return op.order
+}
+
+// runParts appends each shard's part. A part refused before anything was
+// appended fails the whole publish; one refused after others were appended
+// is reported through the waiter with what did land.
+func (op *publishOp) runParts(s *Stream, order []int) error {
+	op.pending.Store(int32(len(order)))
+	for i, sh := range order {
+		if err := s.appendTo(sh, op.byShard[sh], &op.parts[i]); err != nil {
+			if i == 0 {
+				op.release()
+				return err
+			}
+			for range order[i:] {
+				op.partDone(-1, 0, 0, err)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// appendTo checks ownership and appends to one shard's log.
+func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter) error {
+	if local, leader := s.engine.owner.Leader(s.info.ID, shard); !local {
+		return &NotLeaderError{Stream: s.info.ID, Shard: shard, Leader: leader}
+	}
+	_, err := s.shards[shard].log.Append(recs, s.info.Generation, w)
+	return err
+}
+
+func (p *partWaiter) Committed(first, last int64, err error) {
+	p.op.partDone(p.shard, first, int(last-first+1), err)
+}
+
+// partDone records one part's outcome; the last one tells the waiter.
+func (op *publishOp) partDone(shard int, first int64, count int, err error) {
+	op.mu.Lock()
+	if err != nil {
+		if op.err == nil {
+			op.err = err
+		}
+	} else {
+		op.runs = append(op.runs, AckRun{Shard: shard, First: first, Count: count})
+	}
+	op.mu.Unlock()
+	if op.pending.Add(-1) != 0 {
+		return
+	}
+	sortRuns(op.runs)
+	if op.w != nil {
+		op.w.Published(op.runs, op.err)
+	}
+	op.release()
+}
+
+func (op *publishOp) release() {
+	op.w = nil
+	publishOps.Put(op)
+}
+
+// sortInts and sortRuns are insertion sorts: a publish spans few shards, and
+// sort.Slice would allocate.
+func sortInts(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+func sortRuns(a []AckRun) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j].Shard < a[j-1].Shard; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}

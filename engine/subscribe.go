@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment"
+)
+
+// StartKind is where a subscription starts.
+type StartKind uint8
+
+// Where a subscription starts.
+const (
+	StartLatest   StartKind = iota // records published after it is registered
+	StartEarliest                  // the oldest record retention holds
+	StartOffset                    // SubscribeOptions.Offset
+)
+
+// Overflow is what a full subscriber queue does with the next record.
+type Overflow uint8
+
+// The overflow policies; DropNew is the default.
+const (
+	DropNew    Overflow = iota // drop the incoming record
+	DropOld                    // drop the oldest queued record
+	Disconnect                 // end the subscription with a LaggedError
+)
+
+// Queue bounds when SubscribeOptions leaves them zero.
+const (
+	DefaultQueueRecords = 10_000
+	DefaultQueueBytes   = 4 << 20
+)
+
+// SubscribeOptions configure a subscription.
+type SubscribeOptions struct {
+	Start        StartKind
+	Offset       int64 // with StartOffset
+	QueueRecords int
+	QueueBytes   int
+	Overflow     Overflow
+}
+
+// Subscription reads one shard: history from its start offset, then live
+// records, with no gap and no duplicate at the join. Live records wait in a
+// bounded queue; when it is full the overflow policy decides, and a drop is
+// visible to the reader as a gap in offsets and in Stats. A publisher never
+// waits for a subscriber. Next is for one goroutine; Close and Stats are
+// safe from any.
+type Subscription struct {
+	shard  *Shard
+	opts   SubscribeOptions
+	first  int64
+	notify chan struct{}
+
+	// mu guards the fields below. Lock order: Shard.subMu, then mu.
+	mu        sync.Mutex
+	next      int64 // the offset the reader gets next (or its gap starts at)
+	live      bool  // registered for live records: history is caught up
+	queue     byteQueue
+	dropped   uint64
+	delivered uint64
+	err       error // why the subscription ended
+}
+
+// SubscriptionStats is a snapshot of a subscription's counters.
+type SubscriptionStats struct {
+	Next      int64  // offset delivery has reached
+	Delivered uint64 // records handed to the reader
+	Dropped   uint64 // records dropped by the overflow policy or retention
+	Queued    int    // records waiting
+	Live      bool
+}
+
+// Subscribe registers a subscription on the shard. Latest starts at the
+// shard's end; Earliest at its start; Offset at the offset given, which must
+// lie within [start, end] (an *OffsetError otherwise).
+func (sh *Shard) Subscribe(opts SubscribeOptions) (*Subscription, error) {
+	if opts.QueueRecords <= 0 {
+		opts.QueueRecords = DefaultQueueRecords
+	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = DefaultQueueBytes
+	}
+	s := &Subscription{shard: sh, opts: opts, notify: make(chan struct{}, 1)}
+	s.queue = byteQueue{maxBytes: opts.QueueBytes, maxRecords: opts.QueueRecords}
+	sh.subMu.Lock()
+	defer sh.subMu.Unlock()
+	if sh.closed != nil {
+		return nil, sh.closed
+	}
+	start, end := sh.log.Start(), sh.log.End()
+	switch opts.Start {
+	case StartLatest:
+		s.next, s.live = end, true
+	case StartEarliest:
+		s.next = start
+	case StartOffset:
+		if opts.Offset < start || opts.Offset > end {
+			kind := ErrOffsetBelowStart
+			if opts.Offset > end {
+				kind = ErrOffsetPastEnd
+			}
+			return nil, &OffsetError{Offset: opts.Offset, Start: start, End: end, Kind: kind}
+		}
+		s.next = opts.Offset
+	}
+	s.first = s.next
+	sh.subs[s] = struct{}{}
+	return s, nil
+}
+
+// First is the offset the subscription started at.
+func (s *Subscription) First() int64 { return s.first }
+
+// Next waits for records and appends whole framed records (segment format,
+// each carrying its offset; walk them with segment.NewIter) to dst, up to
+// maxBytes but always at least one. It returns the subscription's end
+// (a *LaggedError, ErrStreamDeleted, ErrClosed) once records stop, or
+// ctx's error.
+func (s *Subscription) Next(ctx context.Context, dst []byte, maxBytes int) ([]byte, error) {
+	for {
+		s.mu.Lock()
+		switch {
+		case !s.queue.empty():
+			n := s.queue.records
+			dst = s.queue.popInto(dst, maxBytes)
+			s.delivered += uint64(n - s.queue.records)
+			s.mu.Unlock()
+			return dst, nil
+		case s.err != nil:
+			err := s.err
+			s.mu.Unlock()
+			return dst, err
+		case !s.live:
+			from := s.next
+			s.mu.Unlock()
+			out, caught, err := s.catchUp(from, dst, maxBytes)
+			if err != nil || len(out) > len(dst) {
+				return out, err
+			}
+			if caught {
+				continue
+			}
+		default:
+			s.mu.Unlock()
+		}
+		select {
+		case <-s.notify:
+		case <-ctx.Done():
+			return dst, ctx.Err()
+		}
+	}
+}
+
+// catchUp reads history from the log. When it finds nothing more it tries
+// to go live: under the shard's subscriber lock, so no live record can slip
+// between the last read and the registration; caught reports that it did.
+func (s *Subscription) catchUp(from int64, dst []byte, maxBytes int) (out []byte, caught bool, err error) {
+	sh := s.shard
+	out, next, err := sh.log.Read(from, maxBytes, dst)
+	var oe *shardlog.OffsetError
+	if errors.As(err, &oe) && errors.Is(err, shardlog.ErrBelowStart) {
+		// Retention removed records before the reader reached them: a drop.
+		s.mu.Lock()
+		s.dropped += uint64(oe.Start - from)
+		s.next = oe.Start
+		s.mu.Unlock()
+		return dst, true, nil
+	}
+	if err != nil {
+		return dst, false, err
+	}
+	if next > from {
+		out, n := dropControl(out, len(dst))
+		s.mu.Lock()
+		s.next = next
+		s.delivered += uint64(n)
+		s.mu.Unlock()
+		return out, n == 0, nil
+	}
+	sh.subMu.Lock()
+	s.mu.Lock()
+	if s.err == nil && sh.log.End() == s.next {
+		s.live = true
+	}
+	s.mu.Unlock()
+	sh.subMu.Unlock()
+	return dst, true, nil
+}
+
+// dropControl removes engine control records from out[from:] and returns
+// the rest with how many records it kept.
+func dropControl(out []byte, from int) ([]byte, int) {
+	it := segment.NewIter(out[from:])
+	w, kept := from, 0
+	for {
+		at := from + it.Pos()
+		r, ok := it.Next()
+		if !ok {
+			break
+		}
+		size := r.Size()
+		if r.Flags&segment.FlagControl == 0 {
+			w += copy(out[w:], out[at:at+size])
+			kept++
+		}
+	}
+	return out[:w], kept
+}
+
+// offer queues the live records of one flush; called under Shard.subMu.
+// It reports whether the subscription ended (Disconnect).
+func (s *Subscription) offer(records []byte) (ended bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.live || s.err != nil {
+		return false
+	}
+	added := false
+	it := segment.NewIter(records)
+	for {
+		at := it.Pos()
+		r, ok := it.Next()
+		if !ok {
+			break
+		}
+		if r.Offset < s.next || r.Flags&segment.FlagControl != 0 {
+			continue
+		}
+		size := r.Size()
+		if !s.queue.fits(size) {
+			switch s.opts.Overflow {
+			case Disconnect:
+				s.end(&LaggedError{FirstMissed: r.Offset})
+				return true
+			case DropOld:
+				for !s.queue.empty() && !s.queue.fits(size) {
+					s.queue.dropOldest()
+					s.dropped++
+				}
+			}
+		}
+		if s.queue.fits(size) {
+			s.queue.push(records[at : at+size])
+			added = true
+		} else {
+			s.dropped++
+		}
+		s.next = r.Offset + 1
+	}
+	if added {
+		s.wake()
+	}
+	return false
+}
+
+// end records why the subscription ended and wakes the reader; mu held.
+func (s *Subscription) end(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+	s.live = false
+	s.wake()
+}
+
+func (s *Subscription) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Close ends the subscription; Next returns ErrClosed once the queue is
+// drained. Closing twice is harmless.
+func (s *Subscription) Close() {
+	s.shard.subMu.Lock()
+	delete(s.shard.subs, s)
+	s.shard.subMu.Unlock()
+	s.mu.Lock()
+	s.end(ErrClosed)
+	s.mu.Unlock()
+}
+
+// Stats returns the subscription's counters.
+func (s *Subscription) Stats() SubscriptionStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SubscriptionStats{Next: s.next, Delivered: s.delivered, Dropped: s.dropped, Queued: s.queue.records, Live: s.live}
+}
