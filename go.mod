@@ -3,6 +3,7 @@ module github.com/felixbroker/felix
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0 // indirect
 	github.com/VictoriaMetrics/metrics v1.45.0 // indirect
 	github.com/alecthomas/kong v1.17.0 // indirect
