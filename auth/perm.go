@@ -1,0 +1,88 @@
+package auth
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Action is what an operation does.
+type Action string
+
+// The actions a permission can grant.
+const (
+	ActionPublish    Action = "publish"
+	ActionSubscribe  Action = "subscribe"
+	ActionCacheRead  Action = "cache.read"
+	ActionCacheWrite Action = "cache.write"
+	ActionCounter    Action = "counter"
+	ActionGroup      Action = "group"
+	ActionAdmin      Action = "admin"
+	actionAny        Action = "*"
+)
+
+var actions = map[Action]bool{ActionPublish: true, ActionSubscribe: true, ActionCacheRead: true,
+	ActionCacheWrite: true, ActionCounter: true, ActionGroup: true, ActionAdmin: true, actionAny: true}
+
+// Permission is one parsed "action:resource".
+type Permission struct {
+	Action   Action
+	Resource string // a pattern over "namespace/name"; "*" matches any run
+}
+
+func (p Permission) String() string { return string(p.Action) + ":" + p.Resource }
+
+// ParsePermission reads "action:resource".
+func ParsePermission(s string) (Permission, error) {
+	a, r, ok := strings.Cut(s, ":")
+	if !ok || r == "" {
+		return Permission{}, fmt.Errorf("%w %q: want action:resource, e.g. publish:orders/*", ErrBadPermission, s)
+	}
+	if !actions[Action(a)] {
+		return Permission{}, fmt.Errorf("%w %q: unknown action %q", ErrBadPermission, s, a)
+	}
+	return Permission{Action: Action(a), Resource: r}, nil
+}
+
+// ParsePermissions reads a list.
+func ParsePermissions(list []string) ([]Permission, error) {
+	out := make([]Permission, 0, len(list))
+	for _, s := range list {
+		p, err := ParsePermission(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Grants reports whether p allows action on resource ("namespace/name").
+func (p Permission) Grants(action Action, resource string) bool {
+	return (p.Action == actionAny || p.Action == action) && match(p.Resource, resource)
+}
+
+// match is glob matching where '*' matches any run of characters,
+// including none and including '/'.
+func match(pattern, s string) bool {
+	star, back := -1, 0
+	i, j := 0, 0
+	for j < len(s) {
+		switch {
+		case i < len(pattern) && pattern[i] == '*':
+			star, back = i, j
+			i++
+		case i < len(pattern) && pattern[i] == s[j]:
+			i++
+			j++
+		case star >= 0:
+			back++
+			i, j = star+1, back
+		default:
+			return false
+		}
+	}
+	for i < len(pattern) && pattern[i] == '*' {
+		i++
+	}
+	return i == len(pattern)
+}

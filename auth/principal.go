@@ -1,0 +1,46 @@
+package auth
+
+import (
+	"fmt"
+	"time"
+)
+
+// Principal is who a verified token speaks for.
+type Principal struct {
+	Tenant  string
+	Subject string
+	Perms   []Permission
+	Expires time.Time // zero: never (only the principal of a broker with auth off)
+	now     func() time.Time
+}
+
+// Anonymous is the principal of every connection when auth is off: it may
+// do anything in any tenant.
+func Anonymous() *Principal { return nil }
+
+// Allow checks that the principal may perform action on (tenant,
+// namespace, name). A nil principal (auth off) allows everything. The
+// refusal says nothing of whether the resource exists.
+func (p *Principal) Allow(action Action, tenant, namespace, name string) error {
+	if p == nil {
+		return nil
+	}
+	if !p.Expires.IsZero() && !p.now().Before(p.Expires) {
+		return unauthenticated("token of %q expired at %s", p.Subject, p.Expires.UTC().Format(time.RFC3339))
+	}
+	if tenant != p.Tenant {
+		return fmt.Errorf("%w: %s on tenant %q: the token is for tenant %q", ErrForbidden, action, tenant, p.Tenant)
+	}
+	resource := namespace + "/" + name
+	for _, perm := range p.Perms {
+		if perm.Grants(action, resource) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s on %s/%s is not granted to %q", ErrForbidden, action, tenant, resource, p.Subject)
+}
+
+// Expired reports whether the token has expired.
+func (p *Principal) Expired() bool {
+	return p != nil && !p.Expires.IsZero() && !p.now().Before(p.Expires)
+}
