@@ -19,6 +19,7 @@ var version = "dev"
 // cli is every subcommand. Each lives in a file of its own.
 type cli struct {
 	Log     logCmd           `cmd:"" help:"Inspect a shard's log directory: verify it, dump its records."`
+	Token   tokenCmd         `cmd:"" help:"Make signing keys and issue tokens for brokers with authorization on."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 }
 

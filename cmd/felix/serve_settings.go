@@ -1,0 +1,22 @@
+package main
+
+// serveSettings are the broker's settings, in the order --print-config
+// shows them.
+func serveSettings() *settings {
+	return newSettings([]setting{
+		{key: "addr", envs: []string{"FELIX_ADDR"}, def: "127.0.0.1:7117", help: "address clients connect to"},
+		{key: "admin-addr", envs: []string{"FELIX_ADMIN_ADDR"}, def: "127.0.0.1:7118", help: "HTTP address of /metrics, /healthz, /readyz (empty: off)"},
+		{key: "data", envs: []string{"FELIX_DATA", "FELIX_DURABLE_STORAGE_DIR"}, def: "./felix-data", help: "data directory (empty: memory only, durable streams refused)"},
+		{key: "fsync", envs: []string{"FELIX_FSYNC"}, def: "periodic:100ms", help: "default FsyncMode: none, periodic[:interval], on_commit"},
+		{key: "retention-max-age", envs: []string{"FELIX_DURABLE_RETENTION_MAX_AGE"}, def: "0", help: "default retention by age (0: unbounded), e.g. 168h"},
+		{key: "retention-max-bytes", envs: []string{"FELIX_DURABLE_RETENTION_MAX_BYTES"}, def: "0", help: "default retention by size per shard, bytes (0: unbounded)"},
+		{key: "segment-bytes", envs: []string{"FELIX_SEGMENT_BYTES"}, def: "67108864", help: "segment size in bytes"},
+		{key: "io", envs: []string{"FELIX_IO"}, def: "auto", help: "IO path: auto, uring, portable"},
+		{key: "max-frame-bytes", envs: []string{"FELIX_MAX_FRAME_BYTES"}, def: "4194304", help: "largest frame a client may send"},
+		{key: "handshake-timeout", envs: []string{"FELIX_HANDSHAKE_TIMEOUT"}, def: "5s", help: "close connections that do not say HELLO within this"},
+		{key: "idle-timeout", envs: []string{"FELIX_IDLE_TIMEOUT"}, def: "5m", help: "close connections idle this long"},
+		{key: "broker-id", envs: []string{"FELIX_BROKER_ID"}, def: "", help: "this broker's id (default: the host name)"},
+		{key: "log-format", envs: []string{"FELIX_LOG_FORMAT"}, def: "auto", help: "auto (text on a terminal, JSON otherwise), text, json"},
+		{key: "log-level", envs: []string{"FELIX_LOG_LEVEL"}, def: "info", help: "debug, info, warn, error"},
+	})
+}
