@@ -22,12 +22,18 @@
 //
 //	 0       8       10      12              16
 //	 +-------+-------+-------+---------------+
-//	 | magic "FELIXSEG"      | ver   | hlen  | flags (u32, zero) |
+//	 | magic "FELIXSEG"      | ver   | hlen  | flags (u32)       |
 //	 +-------------------------------+-------+-------------------+
 //	16 base offset (u64)             24 created, unix ns (i64)
 //	32 reserved, zero (24 bytes)
 //	56 checksum (u64): xxh3 of bytes 0..56
 //	64 first record
+//
+// Header flags: bit 0 compacted (HeaderFlagCompacted): the segment was
+// written whole by compaction, its record offsets increase but may skip
+// the records compaction dropped, and it covers every offset up to the next
+// segment's base. Bits 1..31 are reserved and zero; a segment with an
+// unknown bit refuses to open.
 //
 // # Record (version 1, frozen)
 //
@@ -56,7 +62,8 @@
 // the value: header and body. The generation is the leader epoch that wrote
 // the record; replication uses it to find where two logs diverge. Offsets
 // are dense: each record's offset is one more than the one before it, and
-// the first record of a segment carries the segment's base offset.
+// the first record of a segment carries the segment's base offset, except
+// in a compacted segment, where offsets only increase, from the base on.
 //
 // Flag bits are owned by the layers above and registered here so they never
 // collide: bit 0 tombstone (a cache delete), bit 1 expiry (the value starts

@@ -145,7 +145,8 @@ func (s *scanner) records() error {
 }
 
 func (s *scanner) accept(pos int64, r *Record) error {
-	if r.Offset != s.sum.Next {
+	gaps := s.sum.Header.Flags&HeaderFlagCompacted != 0
+	if r.Offset != s.sum.Next && !(gaps && r.Offset > s.sum.Next) {
 		return corrupt(s.opts.Name, pos, nil, "record offset %d where %d was expected", r.Offset, s.sum.Next)
 	}
 	if r.Generation < s.sum.LastGeneration {

@@ -216,3 +216,44 @@ func TestAHolePastTheRecoveryPointIsATornTail(t *testing.T) {
 		t.Fatalf("hole before the recovery point: %v", err)
 	}
 }
+
+// A compacted segment (header flag bit 0) may skip offsets, never go back;
+// any other segment must stay dense; an unknown header flag refuses it.
+func TestOnlyACompactedSegmentMaySkipOffsets(t *testing.T) {
+	build := func(flags uint32, offsets ...int64) []byte {
+		b := AppendHeader(nil, Header{Base: 10, Created: 1, Flags: flags})
+		for _, off := range offsets {
+			r := Record{Offset: off, Generation: 1, Timestamp: off, Key: []byte("k"), Value: []byte("v")}
+			b = AppendRecord(b, &r)
+		}
+		return b
+	}
+	sum, err := scanBytes(build(HeaderFlagCompacted, 12, 13, 40), true)
+	if err != nil || sum.Records != 3 || sum.Next != 41 || sum.Header.Flags != HeaderFlagCompacted {
+		t.Fatalf("compacted with gaps: %+v, %v", sum, err)
+	}
+	if sum.Index[0].RelOffset != 2 {
+		t.Fatalf("first index entry at relative offset %d, want 2", sum.Index[0].RelOffset)
+	}
+	if sum, err := scanBytes(build(HeaderFlagCompacted), true); err != nil || sum.Next != 10 || sum.Records != 0 {
+		t.Fatalf("empty compacted segment: %+v, %v", sum, err)
+	}
+	for _, tc := range []struct {
+		flags   uint32
+		offsets []int64
+	}{
+		{0, []int64{10, 12}},
+		{HeaderFlagCompacted, []int64{9}},
+		{HeaderFlagCompacted, []int64{12, 12}},
+		{HeaderFlagCompacted, []int64{12, 11}},
+		{1 << 1, []int64{10}},
+	} {
+		if _, err := scanBytes(build(tc.flags, tc.offsets...), true); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("flags %#x offsets %v: %v, want corruption", tc.flags, tc.offsets, err)
+		}
+	}
+	h, err := DecodeHeader(AppendHeader(nil, Header{Base: 5, Created: 6, Flags: HeaderFlagCompacted}))
+	if err != nil || h != (Header{Base: 5, Created: 6, Flags: HeaderFlagCompacted}) {
+		t.Fatalf("round trip: %+v, %v", h, err)
+	}
+}
