@@ -65,9 +65,42 @@
 // failed fdatasync the page cache cannot be trusted, so only reopening the
 // log from disk clears the poison.
 //
+// # Compaction
+//
+// Compaction rewrites the sealed segments (never the active one) keeping
+// the records a caller's KeepFunc keeps, with their offsets and bytes
+// unchanged, into compacted segments (segment.HeaderFlagCompacted: offsets
+// increase with gaps; each covers up to the next segment's base). It never
+// renumbers an offset and never rewrites a record in place: the first part
+// takes the first sealed segment's base, so Start does not move, and the
+// next offset appended is what it would have been. Reads from an offset
+// compaction removed start at the next record present.
+//
+//	PrepareCompaction (appends and reads go on)
+//	  read each sealed segment, verifying it; KeepFunc decides each record
+//	  write compact-<base>.part files whole, sync each, sync the directory
+//	Commit (under the compaction lock, which retention also takes)
+//	  1. Sync: every record appended so far is durable, so nothing that
+//	     justified a drop can be lost by a crash after the swap
+//	  2. write and sync compact.commit (from, to, part bases), sync the
+//	     directory                                    <- the commit point
+//	  3. remove the replaced segments and indexes, sync the directory
+//	  4. rename each part to <base>.seg, sync the directory
+//	  5. remove compact.commit, sync the directory
+//	  6. swap the segment list in memory; write the parts' indexes
+//
+// Recovery looks for a whole, valid compact.commit first: found, it runs
+// steps 3 to 5 again (each is idempotent); not found, it removes every
+// part. So a crash anywhere leaves the old segments or the compacted ones,
+// never a mixture. Readers inside a replaced segment finish on its open
+// file. CompactedThrough tells a reader that must see every record (a
+// watch resuming from an offset) below which records may be missing.
+// Truncate must not run concurrently with a Commit.
+//
 // # Goroutines and locks
 //
-// Lock order: mu, then wmu. mu guards the append side (offsets, the fill
+// Lock order: compaction.mu, then mu, then wmu. mu guards the append
+// side (offsets, the fill
 // buffer, the tail segment's fill fields and index entries, the waiter
 // queue, poison). wmu guards the active segment, rollover's publication of
 // the segment list, and watermark publication, against the background

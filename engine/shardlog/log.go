@@ -44,6 +44,8 @@ type Log struct {
 	recovery RecoveryInfo
 	counters counters
 
+	compaction compactState
+
 	committerDone chan struct{}
 	stopMaintain  chan struct{}
 	maintainDone  chan struct{}

@@ -15,20 +15,27 @@ import (
 // at End returns no records and no error. An offset below Start or past End
 // is an *OffsetError. Records are verified as they are read; damage is a
 // *segment.CorruptionError, never bad data. Walk the result with
-// segment.NewIter.
+// segment.NewIter. Compaction leaves gaps: a read from an offset it removed
+// starts at the next record present, so the first record returned may lie
+// past from, and a gap that runs to End returns no records with next End.
 func (l *Log) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) {
 	for {
 		vis, start := l.visible.Load(), l.start.Load()
 		if err := l.checkRange(from, start, vis); err != nil || from == vis {
 			return dst, from, err
 		}
-		s := l.segs.Load().find(from)
+		list := l.segs.Load()
+		s := list.find(from)
 		if s == nil || !s.acquire() {
 			continue // retention or truncation moved the log under us: look again
 		}
 		out, next, err := l.readSeg(s, from, vis, maxBytes, dst)
 		s.release(l.opts.FS)
-		return out, next, err
+		after := list.after(s)
+		if err != nil || next > from || after == nil {
+			return out, next, err
+		}
+		from = min(after.base, vis) // from lies in a gap compaction left at the end of s
 	}
 }
 
@@ -132,12 +139,12 @@ func collect(region []byte, from, vis int64, maxBytes int) collected {
 // positionOf returns a byte position in s at or before the record at
 // offset, from the segment's sparse index.
 func (l *Log) positionOf(s *seg, offset int64) int64 {
-	entries := s.entries
-	if !s.sealed.Load() {
-		l.mu.Lock()
-		entries = s.entries
-		l.mu.Unlock()
+	if s.sealed.Load() {
+		return positionIn(s.entries, s.base, offset) // final once sealed
 	}
+	l.mu.Lock()
+	entries := s.entries
+	l.mu.Unlock()
 	return positionIn(entries, s.base, offset)
 }
 

@@ -21,6 +21,9 @@ func (l *Log) recover() (err error) {
 	if err := fs.MkdirAll(dir); err != nil {
 		return fmt.Errorf("felix/shardlog: creating %s: %w", dir, err)
 	}
+	if err := l.finishCompaction(); err != nil {
+		return err
+	}
 	bases, err := l.listSegments()
 	if err != nil {
 		return err
@@ -205,10 +208,9 @@ func (l *Log) openOneSealed(base, wantNext int64) (*seg, error) {
 		f.Close()
 		return nil, err
 	}
-	if s.fillNext != wantNext {
+	if err := l.checkSealedEnd(s, wantNext); err != nil {
 		f.Close()
-		return nil, &segment.CorruptionError{File: s.path, Pos: s.fillPos,
-			Reason: fmt.Sprintf("segment ends at offset %d but the next segment starts at %d", s.fillNext, wantNext)}
+		return nil, err
 	}
 	s.sealed.Store(true)
 	l.recovery.Segments++

@@ -9,6 +9,10 @@ func (l *Log) ApplyRetention() (segments int, bytes int64) {
 	if r.MaxAge <= 0 && r.MaxBytes <= 0 {
 		return 0, 0
 	}
+	if !l.compaction.mu.TryLock() {
+		return 0, 0 // a compaction is swapping segments: next time
+	}
+	defer l.compaction.mu.Unlock()
 	cutoff := l.opts.Now().Add(-r.MaxAge).UnixNano()
 	l.wmu.Lock()
 	list := *l.segs.Load()
