@@ -40,10 +40,21 @@
 // with the first missed offset (Disconnect). Offsets travel with the
 // records, so a drop is a visible gap.
 //
+// # Hooks for the packages built on it
+//
+// Shard.Changed returns a channel closed at the shard's next visibility
+// (or when it stops), for long polls; Shard.Attach registers what must
+// close when the shard stops, before its log closes and its directory
+// (Shard.Dir, where state kept beside the records lives) is removed.
+// Stream.AppendToShard appends one batch to one shard and returns its
+// first offset before the acknowledgement, so a caller that serializes its
+// own appends (an idempotent producer's sequence check) knows their order.
+//
 // # Locks
 //
 // Engine.mu guards the stream table. Shard.subMu guards a shard's
-// subscription set and is taken by the log's OnVisible; Subscription.mu
-// after it. A log's own locks are never held while OnVisible runs, and the
+// subscription set, Changed channel and attachments, and is taken by the
+// log's OnVisible; Subscription.mu after it. Attachments are closed with
+// no engine lock held. A log's own locks are never held while OnVisible runs, and the
 // engine never calls into a log while holding subMu except End (atomic).
 package engine

@@ -91,6 +91,13 @@ func Open(opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// Owner is the Ownership the engine asks before every leader-only
+// operation; packages built on the engine (groups, producers) ask it too.
+func (e *Engine) Owner() Ownership { return e.owner }
+
+// FS is the file system seam durable shards live on (nil without storage).
+func (e *Engine) FS() vfs.FS { return e.opts.FS }
+
 // Durable reports whether the engine has a storage directory.
 func (e *Engine) Durable() bool { return e.opts.Dir != "" && e.opts.FS != nil }
 
@@ -204,6 +211,9 @@ func (e *Engine) openStream(info StreamInfo) (*Stream, error) {
 	s := &Stream{engine: e, info: info}
 	for i := range info.Config.Shards {
 		sh := &Shard{stream: s, index: i, subs: map[*Subscription]struct{}{}}
+		if info.Config.Durable {
+			sh.dir = shardDir(e.opts.Dir, info.ID, i)
+		}
 		log, err := e.openLog(info, i, sh.onVisible)
 		if err != nil {
 			for _, o := range s.shards {

@@ -21,6 +21,7 @@ var (
 	ErrOffsetPastEnd    = errors.New("felix/engine: offset past the shard's end")
 	ErrLagged           = errors.New("felix/engine: subscriber fell behind and was disconnected")
 	ErrEmptyPublish     = errors.New("felix/engine: publish of no records")
+	ErrWrongShard       = errors.New("felix/engine: a record's key chooses another shard")
 )
 
 // NotLeaderError names the shard's leader, for a redirect.

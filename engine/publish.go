@@ -136,6 +136,33 @@ func (op *publishOp) runParts(s *Stream, order []int) error {
 	return nil
 }
 
+// AppendToShard appends recs, in order and contiguously, to one shard, and
+// returns the offset the first got; w (may be nil) is told when they are
+// acknowledged at the stream's durability, on a log goroutine, and must
+// not block nor append. Every record's key must choose that shard
+// (ErrWrongShard otherwise). Like Publish it asks Ownership first and
+// waits only while the shard's write buffer is full. Offsets are assigned
+// before it returns, so a caller that serializes its own AppendToShard
+// calls (an idempotent producer's sequence check) knows the order and the
+// offsets its batches got.
+func (s *Stream) AppendToShard(shard int, recs []Record, w shardlog.Waiter) (int64, error) {
+	if shard < 0 || shard >= len(s.shards) {
+		return 0, ErrNoShard
+	}
+	if len(recs) == 0 {
+		return 0, ErrEmptyPublish
+	}
+	for i := range recs {
+		if len(s.shards) > 1 && s.ShardFor(recs[i].Key) != shard {
+			return 0, ErrWrongShard
+		}
+	}
+	if local, leader := s.engine.owner.Leader(s.info.ID, shard); !local {
+		return 0, &NotLeaderError{Stream: s.info.ID, Shard: shard, Leader: leader}
+	}
+	return s.shards[shard].log.Append(recs, s.info.Generation, w)
+}
+
 // appendTo checks ownership and appends to one shard's log.
 func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter) error {
 	if local, leader := s.engine.owner.Leader(s.info.ID, shard); !local {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"io"
 	"sync"
 )
 
@@ -8,11 +10,73 @@ import (
 type Shard struct {
 	stream *Stream
 	index  int
+	dir    string // the durable log's directory; "" for a shard in memory
 	log    logStore
 
-	subMu  sync.Mutex // guards subs and closed; taken by the log's OnVisible
-	subs   map[*Subscription]struct{}
-	closed error // set when the shard stops: ErrClosed or ErrStreamDeleted
+	subMu    sync.Mutex // guards subs, changed, attached and closed; taken by the log's OnVisible
+	subs     map[*Subscription]struct{}
+	changed  chan struct{} // closed at the next visibility; nil while nobody waits
+	attached []io.Closer   // closed when the shard stops, before its log
+	closed   error         // set when the shard stops: ErrClosed or ErrStreamDeleted
+}
+
+// closedChan is what Changed returns once a shard has stopped.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Stream is the stream the shard belongs to.
+func (sh *Shard) Stream() *Stream { return sh.stream }
+
+// Dir is the directory of a durable shard's log ("" for a shard in memory).
+// State that lives beside the shard's records (consumer groups) goes under
+// it, so deleting the stream removes it too.
+func (sh *Shard) Dir() string { return sh.dir }
+
+// Changed returns a channel that is closed when records next become
+// visible on the shard, or when the shard stops. Take it before looking at
+// End: a record made visible in between still closes it. One channel
+// serves every waiter of a visibility.
+func (sh *Shard) Changed() <-chan struct{} {
+	sh.subMu.Lock()
+	defer sh.subMu.Unlock()
+	if sh.closed != nil {
+		return closedChan
+	}
+	if sh.changed == nil {
+		sh.changed = make(chan struct{})
+	}
+	return sh.changed
+}
+
+// Attach registers c to be closed when the shard stops (engine Close,
+// stream deletion), before the shard's log closes and its directory is
+// removed. It returns why the shard stopped when it already has.
+func (sh *Shard) Attach(c io.Closer) error {
+	sh.subMu.Lock()
+	defer sh.subMu.Unlock()
+	if sh.closed != nil {
+		return sh.closed
+	}
+	sh.attached = append(sh.attached, c)
+	return nil
+}
+
+// Err is why the shard stopped (ErrClosed, ErrStreamDeleted), nil while it
+// serves.
+func (sh *Shard) Err() error {
+	sh.subMu.Lock()
+	defer sh.subMu.Unlock()
+	return sh.closed
+}
+
+// ApplyRetention applies the stream's retention to a durable shard now
+// (its log also does so every few seconds on its own) and returns how many
+// segments it removed.
+func (sh *Shard) ApplyRetention() int {
+	if r, ok := sh.log.(interface{ ApplyRetention() (int, int64) }); ok {
+		n, _ := r.ApplyRetention()
+		return n
+	}
+	return 0
 }
 
 // Index is the shard's number within its stream.
@@ -37,6 +101,10 @@ func (sh *Shard) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, erro
 func (sh *Shard) onVisible(_, _ int64, records []byte) {
 	sh.subMu.Lock()
 	defer sh.subMu.Unlock()
+	if sh.changed != nil {
+		close(sh.changed)
+		sh.changed = nil
+	}
 	for s := range sh.subs {
 		if s.offer(records) {
 			delete(sh.subs, s)
@@ -44,7 +112,8 @@ func (sh *Shard) onVisible(_, _ int64, records []byte) {
 	}
 }
 
-// stop ends every subscription with err and closes the log.
+// stop ends every subscription with err, wakes every Changed waiter,
+// closes what was attached and then the log.
 func (sh *Shard) stop(err error) error {
 	sh.subMu.Lock()
 	sh.closed = err
@@ -54,6 +123,16 @@ func (sh *Shard) stop(err error) error {
 		s.mu.Unlock()
 		delete(sh.subs, s)
 	}
+	if sh.changed != nil {
+		close(sh.changed)
+		sh.changed = nil
+	}
+	attached := sh.attached
+	sh.attached = nil
 	sh.subMu.Unlock()
-	return sh.log.Close()
+	var errs []error
+	for _, c := range attached {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(append(errs, sh.log.Close())...)
 }
