@@ -1,0 +1,385 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// conn is one session with the broker: a socket after a successful
+// handshake, the requests awaiting answers on it, and the subscriptions it
+// carries. It dies once (die); a Client then dials a new one.
+//
+// Goroutines: readLoop (the only reader of the socket, and the only
+// completer of calls apart from die), the writer's flusher, and pingLoop.
+type conn struct {
+	opts       *options
+	ids        *atomic.Uint64 // the client's request ids: never reused
+	nc         net.Conn
+	brokerID   string
+	features   wire.Features // negotiated
+	limits     wire.Limits   // the broker's: what the client may send
+	readLimits wire.Limits   // what the client accepts
+	inflight   chan struct{} // a slot per request awaiting an answer
+	w          *writer
+	lastRead   atomic.Int64 // unix ns of the last bytes read
+
+	// mu guards the fields below. Lock order: Subscription.mu, then mu.
+	mu        sync.Mutex
+	calls     map[uint64]*call
+	subs      map[uint64]*Subscription
+	err       error         // why the connection died; set once
+	brokerErr *ServerError  // an ERROR the broker sent with request id 0
+	dead      chan struct{} // closed when err is set
+}
+
+// dialConn connects and performs the handshake within ctx.
+func dialConn(ctx context.Context, addr string, o *options, ids *atomic.Uint64) (*conn, error) {
+	if err := checkHello(o); err != nil {
+		return nil, err
+	}
+	if o.dialTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.dialTimeout)
+		defer cancel()
+	}
+	nc, err := dialNet(ctx, addr, o)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	ok, rest, err := handshake(nc, o)
+	if !stop() || err != nil {
+		_ = nc.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("felix/client: handshake with %s: %w", addr, ctx.Err())
+		}
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	c := newConn(nc, o, ids, ok)
+	go c.readLoop(rest)
+	if iv := c.pingInterval(ok); iv > 0 {
+		go c.pingLoop(iv)
+	}
+	return c, nil
+}
+
+func checkHello(o *options) error {
+	lim := wire.Limits{}
+	if err := lim.CheckName([]byte(o.name)); err != nil {
+		return localError(err)
+	}
+	if len(o.token) > 1<<16-1 {
+		return localError(&wire.LimitError{Limit: wire.LimitTokenBytes, Max: 1<<16 - 1, Got: uint64(len(o.token))})
+	}
+	return nil
+}
+
+func dialNet(ctx context.Context, addr string, o *options) (net.Conn, error) {
+	if o.dialer != nil {
+		return o.dialer(ctx, addr)
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	return nc, nil
+}
+
+// handshake sends HELLO and reads HELLO_OK; rest is what the broker sent
+// after it.
+func handshake(nc net.Conn, o *options) (wire.HelloOK, []byte, error) {
+	hello := wire.AppendHello(nil, 0, wire.Hello{
+		VersionMin: wire.ProtocolVersionMin, VersionMax: wire.ProtocolVersion,
+		Features: o.features, Token: o.token, ClientName: []byte(o.name),
+	})
+	if _, err := nc.Write(hello); err != nil {
+		return wire.HelloOK{}, nil, err
+	}
+	var r wire.Reader
+	buf := make([]byte, 0, 512)
+	for {
+		f, need, err := r.Next(buf)
+		if err != nil {
+			return wire.HelloOK{}, nil, fmt.Errorf("%w: %w", ErrProtocol, err)
+		}
+		if need == 0 {
+			ok, err := helloAnswer(f)
+			return ok, buf[f.Size():], err
+		}
+		buf = growFor(buf, need)
+		n, err := nc.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil && n == 0 {
+			return wire.HelloOK{}, nil, fmt.Errorf("%w during the handshake: %w", ErrConnectionLost, err)
+		}
+	}
+}
+
+func helloAnswer(f wire.Frame) (wire.HelloOK, error) {
+	switch f.Type {
+	case wire.TypeHelloOK:
+		var ok wire.HelloOK
+		if err := ok.Decode(f, wire.Limits{}); err != nil {
+			return ok, fmt.Errorf("%w: HELLO_OK: %w", ErrProtocol, err)
+		}
+		ok.BrokerID = append([]byte(nil), ok.BrokerID...)
+		return ok, nil
+	case wire.TypeError:
+		var we wire.Error
+		if err := we.Decode(f, wire.Limits{}); err != nil {
+			return wire.HelloOK{}, fmt.Errorf("%w: ERROR: %w", ErrProtocol, err)
+		}
+		return wire.HelloOK{}, serverErrorFrom(&we)
+	}
+	return wire.HelloOK{}, fmt.Errorf("%w: %v in answer to HELLO", ErrProtocol, f.Type)
+}
+
+// growFor makes room for need more bytes after len(buf).
+func growFor(buf []byte, need int) []byte {
+	if cap(buf)-len(buf) >= need {
+		return buf
+	}
+	nb := make([]byte, len(buf), max(2*cap(buf), len(buf)+need))
+	copy(nb, buf)
+	return nb
+}
+
+func newConn(nc net.Conn, o *options, ids *atomic.Uint64, ok wire.HelloOK) *conn {
+	c := &conn{
+		opts: o, ids: ids, nc: nc, brokerID: string(ok.BrokerID),
+		features: ok.Features, limits: ok.Limits.Effective(),
+		readLimits: capLimits(ok.Limits.Effective(), o.limits),
+		calls:      map[uint64]*call{}, subs: map[uint64]*Subscription{},
+		dead: make(chan struct{}),
+	}
+	slots := o.inflightMax
+	if slots <= 0 {
+		slots = DefaultInflightMax
+	}
+	if ok.InflightRequestsMax > 0 {
+		slots = min(slots, int(ok.InflightRequestsMax))
+	}
+	c.inflight = make(chan struct{}, slots)
+	bufMax := max(defaultWriteBufBytes, c.limits.FrameBytesMax)
+	c.w = newWriter(nc, o.writeTimeout, bufMax, func(err error) { c.die(fmt.Errorf("%w: write: %w", ErrConnectionLost, err)) })
+	c.lastRead.Store(time.Now().UnixNano())
+	return c
+}
+
+// capLimits is the broker's limits, each lowered to the client's own where
+// the client set one.
+func capLimits(broker, own wire.Limits) wire.Limits {
+	lower := func(b, o int) int {
+		if o > 0 && o < b {
+			return o
+		}
+		return b
+	}
+	return wire.Limits{
+		FrameBytesMax:   lower(broker.FrameBytesMax, own.FrameBytesMax),
+		BatchRecordsMax: lower(broker.BatchRecordsMax, own.BatchRecordsMax),
+		KeyBytesMax:     lower(broker.KeyBytesMax, own.KeyBytesMax),
+		NameBytesMax:    lower(broker.NameBytesMax, own.NameBytesMax),
+		TokenBytesMax:   lower(broker.TokenBytesMax, own.TokenBytesMax),
+	}
+}
+
+func (c *conn) pingInterval(ok wire.HelloOK) time.Duration {
+	iv := c.opts.pingInterval
+	if iv <= 0 {
+		return 0
+	}
+	if idle := time.Duration(ok.IdleTimeoutMillis) * time.Millisecond; idle > 0 {
+		iv = min(iv, idle/3)
+	}
+	return iv
+}
+
+// alive reports whether the connection can still carry requests.
+func (c *conn) alive() bool {
+	select {
+	case <-c.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// die ends the connection once: later sends fail with err, every call
+// awaiting an answer fails with it, every subscription ends.
+func (c *conn) die(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	if c.brokerErr != nil && !errors.Is(err, ErrClosed) {
+		err = fmt.Errorf("%w (the broker said: %w)", err, c.brokerErr)
+	}
+	c.err = err
+	calls, subs := c.calls, c.subs
+	c.calls, c.subs = map[uint64]*call{}, map[uint64]*Subscription{}
+	close(c.dead)
+	c.mu.Unlock()
+	c.w.fail(err)
+	_ = c.nc.Close()
+	for _, cl := range calls {
+		c.finish(cl, err)
+	}
+	for _, s := range subs {
+		s.lost(c, err)
+	}
+	c.opts.logger.Debug("felix client connection closed", "broker", c.brokerID, "err", err)
+}
+
+// register adds cl to the calls awaiting answers, unless the connection
+// died.
+func (c *conn) register(cl *call) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	c.calls[cl.id] = cl
+	return nil
+}
+
+// unregister removes cl if it is still there (its frame was never sent)
+// and reports whether it was.
+func (c *conn) unregister(cl *call) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls[cl.id] != cl {
+		return false
+	}
+	delete(c.calls, cl.id)
+	return true
+}
+
+// take removes and returns the call answered by id, or nil.
+func (c *conn) take(id uint64) *call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl := c.calls[id]
+	if cl != nil {
+		delete(c.calls, id)
+	}
+	return cl
+}
+
+// finish frees the call's slot and completes it.
+func (c *conn) finish(cl *call, err error) {
+	<-c.inflight
+	cl.complete(err)
+}
+
+// acquire takes an in-flight slot within ctx.
+func (c *conn) acquire(ctx context.Context) error {
+	select {
+	case c.inflight <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case c.inflight <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.dead:
+		return c.deathErr()
+	}
+}
+
+func (c *conn) deathErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// beginRequest takes an in-flight slot for cl, registers it under a fresh
+// request id (before its frame exists, so the answer cannot overtake it)
+// and returns the locked write buffer to append the frame to. The caller
+// ends with c.w.commit, or c.w.abort and c.drop.
+func (c *conn) beginRequest(ctx context.Context, cl *call) ([]byte, error) {
+	if err := c.acquire(ctx); err != nil {
+		return nil, err
+	}
+	cl.id = c.ids.Add(1)
+	if err := c.register(cl); err != nil {
+		<-c.inflight
+		return nil, err
+	}
+	buf, err := c.w.begin(ctx)
+	if err != nil {
+		c.drop(cl)
+		return nil, c.sendErr(err)
+	}
+	return buf, nil
+}
+
+// drop takes back a registered call whose frame was never sent. If the
+// connection died meanwhile, die completes it: drop takes that signal so a
+// pooled call is clean for reuse.
+func (c *conn) drop(cl *call) {
+	if c.unregister(cl) {
+		<-c.inflight
+		return
+	}
+	if cl.future == nil {
+		<-cl.done
+	}
+}
+
+// sendErr is the error of a send the writer refused.
+func (c *conn) sendErr(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if de := c.deathErr(); de != nil {
+		return de
+	}
+	return fmt.Errorf("%w: %w", ErrConnectionLost, err)
+}
+
+// control sends a JSON control request and waits for its answer, which
+// lands in cl (ftype, body) or cl.err.
+func (c *conn) control(ctx context.Context, m wire.Control, cl *call) error {
+	buf, err := c.beginRequest(ctx, cl)
+	if err != nil {
+		return err
+	}
+	start := len(buf)
+	buf = wire.AppendControl(buf, cl.id, m)
+	if err := c.limits.CheckFrameSize(len(buf) - start); err != nil {
+		c.w.abort(buf[:start])
+		c.drop(cl)
+		return localError(err)
+	}
+	c.w.commit(buf)
+	_, err = cl.wait(ctx)
+	return err
+}
+
+// notify sends a frame that expects no answer the client waits for (a
+// ping, a pong, an unsubscribe nobody awaits). It never waits on the write
+// buffer's bound: the reader goroutine sends these, and must not wait on a
+// broker that may itself be waiting for the client to read.
+func (c *conn) notify(enc func(dst []byte, id uint64) []byte) {
+	buf, err := c.w.beginNow()
+	if err != nil {
+		return // the connection is dying; nothing to tell
+	}
+	c.w.commit(enc(buf, c.ids.Add(1)))
+}

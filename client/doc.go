@@ -1,0 +1,94 @@
+// Package client is the Go client of one Felix broker: publish,
+// subscribe, and stream administration over the wire protocol
+// (docs/protocol.md, spoken through netio/wire). It uses the standard net
+// package only, so it runs anywhere Go does.
+//
+// It must never resend a publish except where the caller asked for it
+// (PublishAtLeastOnce), never decide to retry from an error's prose (only
+// from its wire.Code), never block the connection's reader on a slow
+// subscriber, and never use a feature the handshake did not negotiate.
+//
+// # Use
+//
+//	c, err := client.Dial(ctx, "127.0.0.1:7070", client.WithToken(tok))
+//	orders := client.Stream{Tenant: "acme", Namespace: "prod", Name: "orders"}
+//	pos, err := c.Publish(ctx, orders, []byte("created"), client.WithKey([]byte("user-1")))
+//	sub, err := c.Subscribe(ctx, orders, int(pos.Shard), client.SubscribeOptions{Start: client.FromOffset(pos.Offset)})
+//	for ev, err := range sub.Events(ctx) { ... }
+//
+// A Client and everything it returns are safe for concurrent use, except
+// that a Subscription has one reader at a time (Next, Events). Every call
+// that can block takes a context.
+//
+// # Publishing
+//
+// Publish and PublishBatch wait for the acknowledgement and say where each
+// record landed (shard, offset; a keyed batch split across shards comes
+// back as one AckRun per shard). PublishAsync and PublishBatchAsync return
+// a PublishFuture at once, so a producer keeps many requests in flight on
+// one connection; answers are matched to requests by request id, in
+// whatever order they come. The ack mode (AckPerBatch, AckPerMessage,
+// AckNone), a routing key and an explicit timestamp are PublishOptions. A
+// keyed publish travels in the binary frame under FLAG_BINARY_PUBLISH_KEYED
+// when the handshake negotiated it and as PUBLISH_JSON otherwise
+// (wire.AppendPublishFor decides); either lands on shard
+// xxh3(key) mod shards, and no key lands on shard 0.
+//
+// The contract's two names: Publish (publish) reconnects but never resends,
+// so a failure whose outcome is unknown is returned to the caller.
+// PublishAtLeastOnce (publish_at_least_once) resends under a RetryPolicy
+// (an attempt count, full-jitter exponential backoff, an optional overall
+// deadline, off by default) and can therefore store a record twice. A
+// failure no retry can fix (wire.Code.Retryable false: forbidden,
+// unauthenticated, offset below retention, a malformed or oversized
+// request) is returned at once.
+//
+// # Subscribing
+//
+// A Subscription reads one shard from latest, earliest or an offset. Each
+// Event carries its shard, offset, timestamp, key and value. Offsets are
+// dense in a shard, so a gap is exactly a drop: Event.Missed counts the
+// offsets skipped before an event, whether the broker's queue or the
+// client's own (SubscribeOptions.Buffer) dropped them under the overflow
+// policy. The end of a subscription is a *SubscriptionEndedError matching
+// its cause with errors.Is (ErrSubscriberLagged with the first missed
+// offset, ErrNotFound when the stream is deleted, ErrShuttingDown,
+// ErrConnectionLost) and saying where to resume (ResumeOffset).
+//
+// # Errors
+//
+// A refusal from the broker is a *ServerError carrying the wire code, its
+// name, the message and the details; errors.Is matches the code's sentinel
+// (ErrForbidden, ErrNotFound, ...) and the wire.Code itself. Retryable and
+// Ambiguous decide from the code alone. Errors of the client itself are
+// ErrClosed, ErrConnectionLost, ErrProtocol, ErrRetriesExhausted,
+// ErrRetryDeadline.
+//
+// # Inside
+//
+// One connection (conn) per Client at a time; a dead one is replaced by the
+// next request (one dial at a time, shared by concurrent callers).
+// Goroutines per connection: the reader (the only reader of the socket; it
+// completes calls and fills subscription queues, and never waits on
+// either), the writer's flusher (writes what callers appended while a write
+// was under way; an idle connection is written by the caller itself), and
+// the pinger (keeps an idle connection open, and ends one whose broker has
+// been silent for two intervals).
+//
+// Requests awaiting answers are calls in conn.calls, keyed by request id,
+// each holding one slot of the in-flight bound (the broker's
+// inflight_requests_max or WithInflightMax). A call is registered before
+// its frame is written, so no answer can overtake it. A waiter whose
+// context ends abandons its call; the answer, when it comes, frees the slot.
+//
+// Lock order: Client.mu is never held with another lock. Subscription.mu,
+// then conn.mu. writer.mu is taken alone. The reader goroutine never waits
+// for room in the write buffer (pongs and unsubscribes skip the bound), so a
+// broker that waits for the client to read cannot deadlock it.
+//
+// The hot path allocates nothing per synchronous publish: the record list,
+// the call and its acknowledgement runs are pooled, frames are appended to
+// a reused buffer, and acknowledgements are decoded in place. An
+// asynchronous publish allocates its future; an event batch one copy of its
+// body, which its events share.
+package client
