@@ -77,12 +77,13 @@ func (l *Log) admit(size int, gen uint32) error {
 }
 
 // place frames one record into the fill buffer at the next offset, rolling
-// the tail to a new segment when the record does not fit the current one.
-// The committer creates the new segment's file when it reaches the chunk.
+// the tail to a new segment when the record does not fit the current one,
+// or when the current one is unprepared and a prepared spare is ready. The
+// committer creates the new segment's file when it reaches the chunk.
 func (l *Log) place(e *Entry, gen uint32, ts int64) {
 	size := int64(segment.RecordSize(len(e.Key), len(e.Value)))
 	t := l.tail
-	if t.fillPos > segment.HeaderSize && t.fillPos+size > l.opts.SegmentBytes {
+	if t.fillPos > segment.HeaderSize && (t.fillPos+size > l.opts.SegmentBytes || t.unprepared.Load() && l.prep.spareReady.Load()) {
 		t = newSeg(l.opts.Dir, l.next)
 		l.tail = t
 	}

@@ -47,6 +47,12 @@
 // with no header and nothing after it (removed on open); after 3 an empty
 // segment, which is simply the active one.
 //
+// With PrepareSegments, records belong in blocks that already exist (an
+// fdatasync over them flushes data only). A segment that did not come from
+// a spare (a new log's first, one created while no spare was ready, one
+// reopened by Truncate) is unprepared: once it holds a record and a spare
+// is ready, the next append starts a new segment, which takes the spare.
+//
 // # Recovery
 //
 // The last segment is scanned as active: a torn tail (an unfinished write:

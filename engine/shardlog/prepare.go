@@ -3,6 +3,7 @@ package shardlog
 import (
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/felixbroker/felix/segment/vfs"
 )
@@ -10,11 +11,19 @@ import (
 // zeroChunkBytes is the size of each zero write that fills a spare.
 const zeroChunkBytes = 1 << 20
 
+// zeroChunk is what every preparer writes, never modified: one buffer for
+// the process, so a rollover allocates no megabyte of zeros.
+var zeroChunk = make([]byte, zeroChunkBytes)
+
 // preparer zero-fills and syncs the next segment's file in the background,
 // so that records overwrite blocks that already exist. There is at most one
 // spare, named prepName; it never holds a record and recovery removes it.
 type preparer struct {
 	l *Log
+
+	// spareReady is ready != nil, readable without mu: appenders on an
+	// unprepared segment look at it for every record.
+	spareReady atomic.Bool
 
 	mu       sync.Mutex
 	ready    vfs.File // a filled, synced spare, nil when none
@@ -50,6 +59,7 @@ func (p *preparer) take() vfs.File {
 	defer p.mu.Unlock()
 	f := p.ready
 	p.ready = nil
+	p.spareReady.Store(false)
 	return f
 }
 
@@ -68,6 +78,7 @@ func (p *preparer) run() {
 		return
 	}
 	p.ready = f
+	p.spareReady.Store(true)
 }
 
 func (p *preparer) fill() (vfs.File, error) {
@@ -77,14 +88,13 @@ func (p *preparer) fill() (vfs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	zeros := make([]byte, zeroChunkBytes)
 	for off := int64(0); off < p.l.opts.SegmentBytes; off += zeroChunkBytes {
 		if p.isStopping() {
 			f.Close()
 			return nil, errStopped
 		}
-		n := min(int64(len(zeros)), p.l.opts.SegmentBytes-off)
-		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+		n := min(int64(len(zeroChunk)), p.l.opts.SegmentBytes-off)
+		if _, err := f.WriteAt(zeroChunk[:n], off); err != nil {
 			f.Close()
 			return nil, err
 		}

@@ -143,6 +143,9 @@ func (l *Log) openTail(base, tornAfter int64) error {
 		l.recovery.RemovedFiles = append(l.recovery.RemovedFiles, filepath.Base(indexPath(s)))
 	}
 	applySummary(s, &sum)
+	if size, err := f.Size(); err == nil && l.opts.PrepareSegments && size < l.opts.SegmentBytes {
+		s.unprepared.Store(true) // created without a spare, or trimmed: not zero-filled to its end
+	}
 	l.tail, l.active = s, s
 	l.next, l.lastGen = sum.Next, sum.LastGeneration
 	l.recovery.Records += sum.Records

@@ -33,6 +33,7 @@ func (l *Log) createSegment(s *seg) error {
 		return fmt.Errorf("felix/shardlog: syncing %s after creating %s: %w", l.opts.Dir, s.path, err)
 	}
 	s.file = f
+	s.unprepared.Store(l.opts.PrepareSegments && !fromSpare)
 	return nil
 }
 

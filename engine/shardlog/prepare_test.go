@@ -1,0 +1,77 @@
+package shardlog
+
+import (
+	"testing"
+
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// waitSpare waits until the preparation started at Open (or by the last
+// rollover) has finished.
+func waitSpare(l *Log) { l.prep.done.Wait() }
+
+// activeSeg is the segment the committer writes into.
+func activeSeg(l *Log) *seg {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.active
+}
+
+func TestANewLogLeavesItsUnpreparedFirstSegmentOnceASpareIsReady(t *testing.T) {
+	o := testOptions(vfs.NewMem(), OnCommit())
+	o.PrepareSegments = true
+	l := mustOpen(t, o)
+	defer l.Close()
+	if !activeSeg(l).unprepared.Load() {
+		t.Fatal("a new log's first segment came from no spare but is not marked unprepared")
+	}
+	waitSpare(l)
+	appendN(t, l, 0, 2)
+	s := activeSeg(l)
+	if s.base != 1 || s.unprepared.Load() {
+		t.Fatalf("after a spare was ready the second record went to segment %d (unprepared %v); want a prepared segment at 1",
+			s.base, s.unprepared.Load())
+	}
+	appendN(t, l, 2, 3)
+	if s := activeSeg(l); s.base != 1 {
+		t.Fatalf("a prepared segment was left early: active segment %d", s.base)
+	}
+	checkPrefix(t, readAll(t, l), 0)
+}
+
+func TestAReopenedTruncatedOrFullSizeSegmentIsJudgedByItsSize(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, OnCommit())
+	o.PrepareSegments = true
+	l := mustOpen(t, o)
+	waitSpare(l)
+	appendN(t, l, 0, 3) // record 0 in the first segment, 1 and 2 in the prepared one
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = mustOpen(t, o)
+	if s := activeSeg(l); s.base != 1 || s.unprepared.Load() {
+		t.Fatalf("reopened active segment %d unprepared %v; want the prepared segment 1", s.base, s.unprepared.Load())
+	}
+	if err := l.Truncate(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Truncate(0); err != nil { // back into the sealed, trimmed first segment
+		t.Fatal(err)
+	}
+	if s := activeSeg(l); s.base != 0 || !s.unprepared.Load() {
+		t.Fatalf("after truncating into a sealed segment: active %d unprepared %v", s.base, s.unprepared.Load())
+	}
+	l.Close()
+}
+
+func TestWithoutPrepareSegmentsNothingIsUnprepared(t *testing.T) {
+	l := mustOpen(t, testOptions(vfs.NewMem(), OnCommit()))
+	defer l.Close()
+	appendN(t, l, 0, 20)
+	for _, s := range *l.segs.Load() {
+		if s.unprepared.Load() {
+			t.Fatalf("segment %d marked unprepared with PrepareSegments off", s.base)
+		}
+	}
+}
