@@ -1,0 +1,217 @@
+package shardlog
+
+import (
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/bench"
+	"github.com/felixbroker/felix/ring"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// The matrix of BenchmarkAppend.
+var (
+	benchRecordBytes = []int{128, 1024} // value bytes per record (no key)
+	benchBatches     = []int{1, 16}     // records per Append
+	benchIOs         = []struct {
+		name string
+		mode ring.Mode
+	}{{"portable", ring.ModePortable}, {"uring", ring.ModeUring}} // portable first: uring rows carry x-portable ratios
+	benchModes = []struct {
+		name string
+		mode FsyncMode
+	}{{"on_commit", OnCommit()}, {"periodic", Periodic(DefaultPeriodicInterval)}, {"none", None()}}
+)
+
+// benchWindow is the outstanding appends of the pipelined one-appender
+// shape: as many as the 64-appender shape has in all.
+const benchWindow = 64
+
+// benchShape is how many goroutines append and how many appends each keeps
+// outstanding (window 1: strictly synchronous).
+type benchShape struct{ appenders, window int }
+
+// benchShapes: one appender pipelined (window 64) and 8 and 64 synchronous
+// appenders in every mode, and under OnCommit also one synchronous
+// appender, the shape of the fdatasync latency goal.
+func benchShapes(k FsyncKind) []benchShape {
+	shapes := []benchShape{{1, benchWindow}, {8, 1}, {64, 1}}
+	if k == FsyncOnCommit {
+		shapes = append([]benchShape{{1, 1}}, shapes...)
+	}
+	return shapes
+}
+
+// BenchmarkAppend measures the log on the real disk, over each IO path, at
+// each FsyncMode, record size, batch and appender shape:
+//
+//	BenchmarkAppend/io=uring/fsync=on_commit/rec=1024/batch=16/appenders=64/window=1
+//
+// One op is one Append of batch records. Every appender is a goroutine with
+// its own reusable Waiter; window=1 appends and waits for the ack before the
+// next (strictly synchronous), window=64 issues appends back to back with
+// at most 64 unacknowledged (pipelined). Each run opens a fresh log (64 MiB
+// segments, PrepareSegments on, the first spare ready before the clock
+// starts) in $FELIX_BENCH_DIR (default the temp directory; a tmpfs is
+// refused).
+//
+// Reported: records/s, MB/s (value bytes), ack latency p50/p99/p999 per
+// record (from Append to the Waiter call), allocs/op, and ratios to raw
+// baselines measured once per run in the same directory (bench/disk, bare
+// system calls):
+//
+//	p50-x-fsync        p50 / raw pwrite+fdatasync p50, prezeroed file, same bytes (on_commit)
+//	recs/s-x-gc        records/s / raw group commit at appenders*window writers, same record size (on_commit)
+//	MB/s-x-pagecache   MB/s / raw page-cache write bandwidth (none, periodic)
+//	MB/s-x-segwrite    MB/s / raw bandwidth of fresh 64 MiB files synced one by one (none, periodic)
+//	recs/s-x-portable  records/s / the same row on the portable path (uring rows)
+//	p50-x-portable     p50 / the same row's p50 on the portable path (uring rows)
+func BenchmarkAppend(b *testing.B) {
+	loadBaselines(b).logf(b)
+	portable := map[string]bench.Result{}
+	for _, io := range benchIOs {
+		b.Run("io="+io.name, func(b *testing.B) {
+			d, err := ring.Open(ring.Config{Mode: io.mode})
+			if err != nil {
+				b.Skipf("%v path unavailable: %v", io.mode, err)
+			}
+			defer d.Close()
+			fs := vfs.NewOS(d)
+			for _, m := range benchModes {
+				for _, rec := range benchRecordBytes {
+					for _, batch := range benchBatches {
+						for _, sh := range benchShapes(m.mode.Kind) {
+							row := "fsync=" + m.name + "/rec=" + strconv.Itoa(rec) + "/batch=" + strconv.Itoa(batch) +
+								"/appenders=" + strconv.Itoa(sh.appenders) + "/window=" + strconv.Itoa(sh.window)
+							b.Run(row, func(b *testing.B) {
+								r := runAppendBench(b, fs, m.mode, rec, batch, sh)
+								if io.mode == ring.ModePortable {
+									portable[row] = r
+								}
+								reportAppend(b, r, m.mode.Kind, rec, batch, sh, portable, row, io.mode)
+							})
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// runAppendBench makes b.N appends of batch records of rec bytes, split
+// between sh.appenders goroutines, on a fresh log, and returns what it saw.
+func runAppendBench(b *testing.B, fs vfs.FS, mode FsyncMode, rec, batch int, sh benchShape) bench.Result {
+	loadBaselines(b)
+	l := openBenchLog(b, fs, mode)
+	value := make([]byte, rec)
+	for i := range value {
+		value[i] = byte('a' + i%26)
+	}
+	recorder := bench.NewRecorder(sh.appenders)
+	appenders := make([]*benchAppender, sh.appenders)
+	for i := range appenders {
+		appenders[i] = newBenchAppender(l, value, batch, sh.window, recorder.Lane(i))
+	}
+	start := make(chan struct{})
+	errs := make([]error, sh.appenders)
+	var wg sync.WaitGroup
+	for i, a := range appenders {
+		n := b.N / sh.appenders
+		if i < b.N%sh.appenders {
+			n++
+		}
+		wg.Go(func() {
+			<-start
+			errs[i] = a.run(n)
+		})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	began := time.Now()
+	close(start)
+	wg.Wait()
+	elapsed := time.Since(began)
+	b.StopTimer()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatalf("append: %v", err)
+		}
+	}
+	records, bytes := recorder.Totals()
+	m := bench.Measurement{Started: began, Elapsed: elapsed, Records: records, Bytes: bytes, Latency: recorder.Latency()}
+	p := bench.Params{RecordBytes: rec, Batch: batch, Writers: sh.appenders, Fsync: mode.String(),
+		Extra: map[string]string{"window": strconv.Itoa(sh.window)}}
+	return bench.NewResult("shardlog/append", bench.RoleWorkload, p, m)
+}
+
+// openBenchLog opens a fresh log in its own directory under benchRoot and
+// waits until its first spare segment is prepared, so the preparation's
+// zero-fill does not run inside the measurement. Closed and removed when b
+// ends.
+func openBenchLog(b *testing.B, fs vfs.FS, mode FsyncMode) *Log {
+	dir, err := os.MkdirTemp(benchRoot(), "felix-shardlog-bench-*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := Open(Options{FS: fs, Dir: dir, Fsync: mode, PrepareSegments: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		b.Fatal(err)
+	}
+	l.prep.done.Wait()
+	b.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			b.Errorf("close: %v", err)
+		}
+		os.RemoveAll(dir)
+	})
+	return l
+}
+
+// reportAppend adds r's figures and the ratios the goals name to the
+// benchmark line.
+func reportAppend(b *testing.B, r bench.Result, k FsyncKind, rec, batch int, sh benchShape,
+	portable map[string]bench.Result, row string, io ring.Mode) {
+	bl := loadBaselines(b)
+	b.ReportMetric(r.RecordsPerSec, "recs/s")
+	b.ReportMetric(r.MBPerSec, "MB/s")
+	if lat := r.Latency; lat != nil {
+		b.ReportMetric(float64(lat.P50), "p50-ns")
+		b.ReportMetric(float64(lat.P99), "p99-ns")
+		b.ReportMetric(float64(lat.P999), "p999-ns")
+	}
+	if k == FsyncOnCommit {
+		r.AddBaseline("fsync", bl.fsync[rec*batch])
+		r.AddBaseline("gc", bl.group[groupKey{sh.appenders * sh.window, rec}])
+	} else {
+		r.AddBaseline("pagecache", bl.pageCache)
+		r.AddBaseline("segwrite", bl.segWrite)
+	}
+	if p, ok := portable[row]; ok && io != ring.ModePortable {
+		r.AddBaseline("portable", p)
+	}
+	for _, base := range r.Baselines {
+		switch base.Name {
+		case "fsync":
+			reportRatio(b, base, bench.FigP50, "p50-x-fsync")
+		case "gc":
+			reportRatio(b, base, bench.FigRecordsPerSec, "recs/s-x-gc")
+		case "pagecache":
+			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-pagecache")
+		case "segwrite":
+			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-segwrite")
+		case "portable":
+			reportRatio(b, base, bench.FigRecordsPerSec, "recs/s-x-portable")
+			reportRatio(b, base, bench.FigP50, "p50-x-portable")
+		}
+	}
+}
+
+func reportRatio(b *testing.B, base bench.Baseline, f bench.Figure, unit string) {
+	if v, ok := base.Ratios[f]; ok {
+		b.ReportMetric(v, unit)
+	}
+}
