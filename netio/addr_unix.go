@@ -1,0 +1,31 @@
+//go:build !windows
+
+package netio
+
+import (
+	"net"
+
+	"github.com/panjf2000/gnet/v2"
+	"golang.org/x/sys/unix"
+)
+
+// boundAddr reads the listener's address from the kernel, so a port of 0
+// reports the port it got.
+func boundAddr(eng gnet.Engine) (net.Addr, error) {
+	fd, err := eng.Dup()
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return nil, err
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}, nil
+	case *unix.SockaddrInet6:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}, nil
+	}
+	return nil, errUnknownSockaddr
+}

@@ -1,0 +1,128 @@
+package netio
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// Config configures a Server. Zero fields take the defaults below, except
+// Multicore, whose zero value means one event loop (DefaultConfig sets it).
+type Config struct {
+	// Addr is where the broker listens: "127.0.0.1:7117" by default; a port
+	// of 0 picks a free one (Server.Addr says which).
+	Addr string
+	// AdvertiseAddr is the address BROKER_LIST and STREAM_INFO give clients;
+	// empty means the address the listener is bound to.
+	AdvertiseAddr string
+	// Engine holds the streams. Required; the server never closes it.
+	Engine *engine.Engine
+	// Owner says which shards this broker leads, for subscribe redirects
+	// (publishes ask the engine's own Ownership). Default engine.Alone.
+	Owner engine.Ownership
+	// Limits bound every frame the broker accepts and are announced in
+	// HELLO_OK: frame size (default 4 MiB), batch count, key, name and
+	// token lengths.
+	Limits wire.Limits
+	// HandshakeTimeout closes a connection that has not completed HELLO
+	// (handshake_timeout). Default 5s.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection silent for this long (idle_timeout);
+	// a client PINGs within it. Default 5m; negative means never.
+	IdleTimeout time.Duration
+	// OutboundBytesMax is each connection's budget of answer and event
+	// bytes waiting for its socket (see the package doc). Default 8 MiB.
+	OutboundBytesMax int
+	// Multicore runs one gnet event loop per CPU (or EventLoops of them);
+	// false runs one loop.
+	Multicore bool
+	// EventLoops fixes the number of event loops; 0 lets gnet choose.
+	EventLoops int
+	// BrokerID names this broker in HELLO_OK, BROKER_LIST and STREAM_INFO;
+	// default the bound address.
+	BrokerID string
+	Logger   *slog.Logger
+	// Authenticator checks HELLO's token and returns the principal every
+	// later request is checked against. nil: auth off, everything allowed.
+	Authenticator Authenticator
+	// Metrics, when set, counts connections, requests and bytes.
+	Metrics *Metrics
+	// Now is the clock the handshake and idle timers read; default
+	// time.Now. Tests inject a fake one.
+	Now func() time.Time
+
+	// sendBufferBytes sets the sockets' SO_SNDBUF (tests shrink it to fill
+	// a socket quickly); 0 leaves the system's.
+	sendBufferBytes int
+}
+
+// Defaults.
+const (
+	DefaultAddr             = "127.0.0.1:7117"
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultIdleTimeout      = 5 * time.Minute
+	DefaultOutboundBytesMax = 8 << 20
+)
+
+// DefaultConfig is the configuration `felix serve` starts from: every
+// default, multicore loops, for the engine given.
+func DefaultConfig(e *engine.Engine) Config {
+	return Config{Addr: DefaultAddr, Engine: e, Multicore: true}
+}
+
+// ErrNoEngine is a Config without an Engine.
+var ErrNoEngine = errors.New("felix/netio: Config.Engine is required")
+
+// withDefaults fills the zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	if c.Engine == nil {
+		return c, ErrNoEngine
+	}
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.Owner == nil {
+		c.Owner = engine.Alone{}
+	}
+	c.Limits = c.Limits.Effective()
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.OutboundBytesMax <= 0 {
+		c.OutboundBytesMax = DefaultOutboundBytesMax
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Metrics == nil {
+		c.Metrics = new(Metrics)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c, nil
+}
+
+// tickInterval is how often the timer sweep runs: a quarter of the shorter
+// timeout, between 10ms and 1s.
+func (c Config) tickInterval() time.Duration {
+	d := c.HandshakeTimeout
+	if c.IdleTimeout > 0 {
+		d = min(d, c.IdleTimeout)
+	}
+	return min(max(d/4, 10*time.Millisecond), time.Second)
+}
+
+// idleTimeoutMillis is what HELLO_OK announces: 0 for never.
+func (c Config) idleTimeoutMillis() uint32 {
+	if c.IdleTimeout < 0 {
+		return 0
+	}
+	return uint32(min(c.IdleTimeout.Milliseconds(), 1<<32-1))
+}

@@ -1,0 +1,249 @@
+package netio
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// conn is one client connection. The fields under "loop" are touched only
+// by the connection's event loop; the rest say who guards them.
+type conn struct {
+	s        *Server
+	gc       gnet.Conn // AsyncWrite, Close and EventLoop are safe from any goroutine
+	out      *outbox
+	remote   string
+	openedAt int64 // the server's coarse clock at OnOpen
+
+	lastActive atomic.Int64 // coarse clock at the last bytes received; read by the sweep
+	helloDone  atomic.Bool  // HELLO answered; read by the sweep
+	expired    atomic.Bool  // a timeout fired: the close is on its way
+	features   atomic.Uint64
+	jsonPubs   atomic.Uint64
+	binaryPubs atomic.Uint64
+
+	// loop
+	refusing  bool // a fatal error was answered: ignore everything until the close
+	principal Principal
+	reader    wire.Reader
+	pub       wire.Publish
+	recs      []engine.Record
+	streams   streamCache
+	lastSubID uint64
+
+	subMu      sync.Mutex // guards subs, ending, clientName
+	subs       map[uint64]*deliverer
+	ending     error // set once the connection's subscriptions must end
+	clientName string
+}
+
+func newConn(s *Server, gc gnet.Conn) *conn {
+	c := &conn{s: s, gc: gc, principal: AllowAll{}, subs: map[uint64]*deliverer{}}
+	c.out = newOutbox(gc, s.cfg.OutboundBytesMax, s.cfg.Limits.FrameBytesMax, s.cfg.Metrics)
+	c.reader = wire.Reader{Limits: s.cfg.Limits}
+	if a := gc.RemoteAddr(); a != nil {
+		c.remote = a.String()
+	}
+	c.openedAt = s.clock.Load()
+	c.lastActive.Store(c.openedAt)
+	return c
+}
+
+// traffic is OnTraffic: decode every whole frame in the inbound buffer and
+// handle it, then write the answers in one go.
+func (c *conn) traffic() gnet.Action {
+	c.lastActive.Store(c.s.clock.Load())
+	c.out.beginTraffic()
+	for !c.refusing {
+		f, ok := c.nextFrame()
+		if !ok {
+			break
+		}
+		c.s.cfg.Metrics.BytesIn.Add(uint64(f.Size()))
+		c.handle(f)
+		_, _ = c.gc.Discard(f.Size())
+	}
+	if c.refusing {
+		_, _ = c.gc.Discard(c.gc.InboundBuffered())
+	}
+	c.out.flushOnLoop()
+	return gnet.None
+}
+
+// nextFrame finds the next whole frame. A frame still arriving stays in
+// gnet's buffer, and only its header is looked at until the rest is in (so
+// a big frame is not copied over and over); its length is checked against
+// the limit as soon as the four length bytes are in. A frame that can never
+// be valid is refused, and the connection closes.
+func (c *conn) nextFrame() (wire.Frame, bool) {
+	n := c.gc.InboundBuffered()
+	if n < 4 {
+		return wire.Frame{}, false
+	}
+	head, _ := c.gc.Peek(min(n, wire.HeaderSize))
+	f, need, err := c.reader.Next(head)
+	if err == nil && need > 0 {
+		total := len(head) + need
+		if n < total {
+			return wire.Frame{}, false
+		}
+		whole, _ := c.gc.Peek(total)
+		f, _, err = c.reader.Next(whole)
+	}
+	if err != nil {
+		id := f.RequestID // set when the header is sound but the type or flags are not
+		if errors.Is(err, wire.CodeFrameTooLarge) {
+			id = requestIDOf(head) // too long, yet a header: answer it
+		}
+		c.refuse(id, toWire(err))
+		return wire.Frame{}, false
+	}
+	return f, true
+}
+
+// requestIDOf reads the request id of a header, or 0 when it is not all in.
+func requestIDOf(head []byte) uint64 {
+	if len(head) < wire.HeaderSize {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(head[8:])
+}
+
+// handle dispatches one frame.
+func (c *conn) handle(f wire.Frame) {
+	if !c.helloDone.Load() {
+		c.handshake(f)
+		return
+	}
+	features := wire.Features(c.features.Load())
+	if need := wire.RequiredFeatures(f.Type, f.Flags); !features.Has(need) {
+		c.answer(f.RequestID, &wire.Error{Code: wire.CodeFeatureNotNegotiated,
+			Message: f.Type.String() + " needs features the session did not negotiate",
+			Details: wire.Details{Feature: need &^ features}})
+		return
+	}
+	switch f.Type {
+	case wire.TypePing:
+		c.ping(f)
+	case wire.TypePong:
+	case wire.TypeHello:
+		c.answer(f.RequestID, &wire.Error{Code: wire.CodeInvalidArgument, Message: "HELLO after the handshake"})
+	case wire.TypePublish, wire.TypePublishBatch, wire.TypePublishJSON:
+		c.publish(f)
+	case wire.TypeSubscribe:
+		c.subscribe(f)
+	case wire.TypeUnsubscribe:
+		c.unsubscribe(f)
+	case wire.TypeStreamCreate, wire.TypeStreamDelete, wire.TypeStreamDescribe, wire.TypeStreamList:
+		c.streamAdmin(f)
+	case wire.TypeBrokerList:
+		c.brokerList(f)
+	default:
+		c.unhandled(f)
+	}
+}
+
+// unhandled answers a frame no handler takes: one only brokers send is a
+// broken peer; a client frame of a feature this broker does not serve yet
+// (it never advertises one) is refused as not negotiated.
+func (c *conn) unhandled(f wire.Frame) {
+	if brokerOnly(f.Type) {
+		c.refuse(f.RequestID, &wire.Error{Code: wire.CodeMalformedFrame, Message: f.Type.String() + " is sent by brokers only"})
+		return
+	}
+	c.answer(f.RequestID, &wire.Error{Code: wire.CodeFeatureNotNegotiated,
+		Message: f.Type.String() + " is not served by this broker",
+		Details: wire.Details{Feature: wire.RequiredFeatures(f.Type, f.Flags)}})
+}
+
+func brokerOnly(t wire.Type) bool {
+	switch t {
+	case wire.TypeHelloOK, wire.TypeOK, wire.TypeError, wire.TypeBrokerListResult,
+		wire.TypePublishAck, wire.TypePublishIdempotentAck, wire.TypeProducerInitOK,
+		wire.TypeSubscribed, wire.TypeSubscriptionEnded, wire.TypeEventBatch,
+		wire.TypeStreamInfo, wire.TypeStreamListResult,
+		wire.TypeCacheValue, wire.TypeCacheWritten, wire.TypeWatchStarted, wire.TypeCacheWatchEvent,
+		wire.TypeWatchEnded, wire.TypeCounterValue, wire.TypeGroupRecords, wire.TypeGroupResult,
+		wire.TypeGroupInfo, wire.TypeGroupListResult, wire.TypeGroupDeadLettersResult, wire.TypeGroupRedriveResult:
+		return true
+	}
+	return false
+}
+
+// answer sends ERROR for a request; one that leaves the byte stream
+// untrustworthy also closes the connection.
+func (c *conn) answer(requestID uint64, e *wire.Error) {
+	if fatal(e.Code) {
+		c.refuse(requestID, e)
+		return
+	}
+	c.sendError(requestID, e)
+}
+
+// refuse answers with ERROR, stops reading and closes the connection once
+// the answer is written. Loop only.
+func (c *conn) refuse(requestID uint64, e *wire.Error) {
+	c.refusing = true
+	c.s.cfg.Metrics.FramesRefused.Add(1)
+	c.sendError(requestID, e)
+	c.out.closeAfterFlush()
+}
+
+func (c *conn) sendError(requestID uint64, e *wire.Error) {
+	b := c.out.begin()
+	c.out.commit(wire.AppendError(b, requestID, e))
+}
+
+// sendControl sends a JSON control frame.
+func (c *conn) sendControl(requestID uint64, m wire.Control) {
+	b := c.out.begin()
+	c.out.commit(wire.AppendControl(b, requestID, m))
+}
+
+func (c *conn) sendOK(requestID uint64) {
+	b := c.out.begin()
+	c.out.commit(wire.AppendOK(b, requestID))
+}
+
+func (c *conn) ping(f wire.Frame) {
+	var p wire.Ping
+	if err := p.Decode(f, c.s.cfg.Limits); err != nil {
+		c.answer(f.RequestID, toWire(err))
+		return
+	}
+	b := c.out.begin()
+	c.out.commit(wire.AppendPong(b, f.RequestID, p.Payload))
+}
+
+func (c *conn) brokerList(f wire.Frame) {
+	var m wire.BrokerList
+	if err := wire.DecodeControl(f, c.s.cfg.Limits, &m); err != nil {
+		c.answer(f.RequestID, toWire(err))
+		return
+	}
+	c.sendControl(f.RequestID, &wire.BrokerListResult{Brokers: []wire.BrokerInfo{{ID: c.s.cfg.BrokerID, Addr: c.s.advAddr}}})
+}
+
+// closed is OnClose: drop what waits for the socket and end the
+// subscriptions without a word.
+func (c *conn) closed() {
+	c.out.markClosed()
+	c.endSubscriptions(errConnClosed)
+}
+
+func (c *conn) info() ConnInfo {
+	c.subMu.Lock()
+	name, subs := c.clientName, len(c.subs)
+	c.subMu.Unlock()
+	return ConnInfo{
+		Remote: c.remote, ClientName: name, Features: wire.Features(c.features.Load()),
+		PublishJSON: c.jsonPubs.Load(), PublishBinary: c.binaryPubs.Load(), Subscriptions: subs,
+		OutboundBytes: c.out.used(), OutboundPeak: c.out.peak.Load(),
+	}
+}

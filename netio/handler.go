@@ -1,0 +1,72 @@
+package netio
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// handler is the server's gnet.EventHandler. OnOpen, OnTraffic and OnClose
+// run on the connection's event loop; OnTick on gnet's ticker goroutine.
+type handler struct {
+	gnet.BuiltinEventEngine
+	s *Server
+}
+
+func (h *handler) OnBoot(eng gnet.Engine) gnet.Action {
+	h.s.boot(eng)
+	return gnet.None
+}
+
+func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	s := h.s
+	if s.stopping.Load() {
+		return nil, gnet.Close
+	}
+	c := newConn(s, gc)
+	gc.SetContext(c)
+	s.register(c)
+	s.cfg.Metrics.ConnectionsOpened.Add(1)
+	s.cfg.Metrics.ConnectionsActive.Add(1)
+	return nil, gnet.None
+}
+
+func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
+	c, ok := gc.Context().(*conn)
+	if !ok {
+		return gnet.None
+	}
+	c.closed()
+	h.s.unregister(c)
+	h.s.cfg.Metrics.ConnectionsClosed.Add(1)
+	h.s.cfg.Metrics.ConnectionsActive.Add(-1)
+	if err != nil {
+		h.s.cfg.Logger.Debug("connection closed", "remote", c.remote, "err", err)
+	}
+	return gnet.None
+}
+
+func (h *handler) OnTraffic(gc gnet.Conn) gnet.Action {
+	c, ok := gc.Context().(*conn)
+	if !ok {
+		return gnet.Close
+	}
+	return c.traffic()
+}
+
+func (h *handler) OnTick() (time.Duration, gnet.Action) {
+	h.s.sweep(h.s.cfg.Now())
+	return h.s.cfg.tickInterval(), gnet.None
+}
+
+// gnetLogger sends gnet's own logging to the server's slog.Logger; gnet's
+// chatter (loop start and stop) goes to Debug.
+type gnetLogger struct{ l *slog.Logger }
+
+func (g gnetLogger) Debugf(format string, args ...any) { g.l.Debug(fmt.Sprintf(format, args...)) }
+func (g gnetLogger) Infof(format string, args ...any)  { g.l.Debug(fmt.Sprintf(format, args...)) }
+func (g gnetLogger) Warnf(format string, args ...any)  { g.l.Warn(fmt.Sprintf(format, args...)) }
+func (g gnetLogger) Errorf(format string, args ...any) { g.l.Error(fmt.Sprintf(format, args...)) }
+func (g gnetLogger) Fatalf(format string, args ...any) { g.l.Error(fmt.Sprintf(format, args...)) }

@@ -1,0 +1,177 @@
+package netio
+
+import (
+	"sync"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// eventFrameOverheadMax is the most an EVENT_BATCH carrying one record adds
+// to its key and value: the 16-byte header, subscription id, shard, base
+// offset and count (24), and the event's own fields (a 1-byte delta, the
+// timestamp and flags, and two length varints of at most 3 and 5 bytes).
+// A publish whose record would not fit one EVENT_BATCH is refused, so every
+// record can be delivered.
+const eventFrameOverheadMax = wire.HeaderSize + 24 + 1 + 8 + 2 + 3 + 5
+
+// publish handles PUBLISH, PUBLISH_BATCH and PUBLISH_JSON alike: decode in
+// place, copy the records into the engine (Stream.Publish copies them into
+// the shard's write buffer before it returns, so the frame can be
+// discarded), and answer when the engine says the records are durable as
+// the stream requires. Loop only.
+func (c *conn) publish(f wire.Frame) {
+	p := &c.pub
+	if err := p.Decode(f, c.s.cfg.Limits); err != nil {
+		c.publishFailed(f.RequestID, toWire(err))
+		return
+	}
+	c.countFrame(f.Type, p)
+	if err := c.checkPublish(f.RequestID, p); err != nil {
+		c.publishFailed(f.RequestID, err)
+		return
+	}
+	st, _, err := c.stream(p.Stream, ActionPublish)
+	if err != nil {
+		c.publishFailed(f.RequestID, toWire(err))
+		return
+	}
+	recs, err := c.records(p)
+	if err != nil {
+		c.publishFailed(f.RequestID, toWire(err))
+		return
+	}
+	if !c.s.admit() {
+		c.publishFailed(f.RequestID, errShuttingDown)
+		return
+	}
+	w := ackWaiters.Get().(*ackWaiter)
+	w.c, w.requestID, w.ack = c, f.RequestID, p.Ack
+	if err := st.Publish(recs, w); err != nil {
+		w.release()
+		c.publishFailed(f.RequestID, toWire(err))
+	}
+}
+
+func (c *conn) countFrame(t wire.Type, p *wire.Publish) {
+	m := c.s.cfg.Metrics
+	if t == wire.TypePublishJSON {
+		c.jsonPubs.Add(1)
+		m.PublishJSON.Add(1)
+		return
+	}
+	c.binaryPubs.Add(1)
+	if p.Keyed {
+		m.PublishKeyedBinary.Add(1)
+	}
+}
+
+// checkPublish refuses what the decoder cannot: an idempotent JSON batch on
+// a session without idempotent producers, and an ack awaited on request id
+// 0.
+func (c *conn) checkPublish(requestID uint64, p *wire.Publish) *wire.Error {
+	if p.Idempotent && !wire.Features(c.features.Load()).Has(wire.FeatureIdempotentProducers) {
+		return &wire.Error{Code: wire.CodeFeatureNotNegotiated, Message: "an idempotent batch needs idempotent_producers",
+			Details: wire.Details{Feature: wire.FeatureIdempotentProducers}}
+	}
+	if requestID == 0 && p.Ack != wire.AckNone {
+		return &wire.Error{Code: wire.CodeInvalidArgument, Message: "request id 0 is for publishes with ack none",
+			Details: wire.Details{Field: "request_id"}}
+	}
+	return nil
+}
+
+// records lists the publish's records for the engine, aliasing the frame.
+func (c *conn) records(p *wire.Publish) ([]engine.Record, error) {
+	bodyMax := c.s.cfg.Limits.FrameBytesMax - eventFrameOverheadMax
+	recs := c.recs[:0]
+	for it := p.Records(); it.Next(); {
+		r := it.Record()
+		if len(r.Key)+len(r.Value) > bodyMax {
+			return nil, &wire.Error{Code: wire.CodeLimitExceeded,
+				Message: "a record must fit in one EVENT_BATCH frame to be deliverable",
+				Details: wire.Details{Limit: wire.LimitFrameBytes, LimitValue: uint64(c.s.cfg.Limits.FrameBytesMax)}}
+		}
+		recs = append(recs, engine.Record{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp})
+	}
+	c.recs = recs
+	return recs, nil
+}
+
+func (c *conn) publishFailed(requestID uint64, e *wire.Error) {
+	c.s.cfg.Metrics.countPublish(e.Code)
+	c.answer(requestID, e)
+}
+
+// admit counts a unit of work Stop must wait for, unless Stop has begun.
+// The count comes first, so Stop either sees it or is seen.
+func (s *Server) admit() bool {
+	s.work.add()
+	if s.stopping.Load() {
+		s.work.done()
+		return false
+	}
+	return true
+}
+
+// ackWaiter answers one publish when the engine acknowledges it. Pooled:
+// a publish in steady state allocates nothing.
+type ackWaiter struct {
+	c         *conn
+	requestID uint64
+	ack       wire.AckMode
+	runs      []wire.AckRun
+}
+
+var ackWaiters = sync.Pool{New: func() any { return new(ackWaiter) }}
+
+// Published runs on the shard log's committer (or, for a stream kept in
+// memory, inside Stream.Publish on the loop). It only encodes into the
+// connection's outbox, which never blocks.
+func (w *ackWaiter) Published(runs []engine.AckRun, err error) {
+	c, m := w.c, w.c.s.cfg.Metrics
+	switch {
+	case err != nil:
+		e := toWire(err)
+		m.countPublish(e.Code)
+		c.sendError(w.requestID, e)
+	default:
+		m.countPublish(0)
+		w.sendAck(runs)
+	}
+	w.release()
+}
+
+// sendAck sends PUBLISH_ACK: one with every run (per batch), or one per run
+// (per message: the engine reports a publish once, when every shard's part
+// is durable, so the runs go out together); nothing for ack none.
+func (w *ackWaiter) sendAck(runs []engine.AckRun) {
+	w.runs = w.runs[:0]
+	var n uint64
+	for _, r := range runs {
+		w.runs = append(w.runs, wire.AckRun{Shard: uint32(r.Shard), FirstOffset: uint64(r.First), Count: uint32(r.Count)})
+		n += uint64(r.Count)
+	}
+	w.c.s.cfg.Metrics.PublishRecords.Add(n)
+	if w.ack == wire.AckNone {
+		return
+	}
+	o := w.c.out
+	b := o.begin()
+	if w.ack == wire.AckPerBatch {
+		b = wire.AppendPublishAck(b, w.requestID, w.runs...)
+	} else {
+		for _, r := range w.runs {
+			b = wire.AppendPublishAck(b, w.requestID, r)
+		}
+	}
+	o.commit(b)
+}
+
+// release ends the publish's unit of work and pools the waiter.
+func (w *ackWaiter) release() {
+	s := w.c.s
+	w.c = nil
+	ackWaiters.Put(w)
+	s.work.done()
+}

@@ -1,0 +1,228 @@
+package netio
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// serverFeatures are what this broker serves: binary publishes, keyed
+// ones, and BROKER_LIST (answered with this broker alone).
+const serverFeatures = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | wire.FeatureDiscovery
+
+// readBufferBytes is each event loop's read buffer: a frame that arrives
+// whole in one read is decoded in place.
+const readBufferBytes = 256 << 10
+
+// Server is the broker's client-protocol server: gnet event loops that
+// decode frames, hand publishes to the engine and stream subscriptions
+// back. See the package doc for its goroutines and their state.
+type Server struct {
+	cfg     Config
+	handler *handler
+
+	mu      sync.Mutex // guards conns, started
+	conns   map[*conn]struct{}
+	started bool
+
+	stopping atomic.Bool
+	clock    atomic.Int64 // unix ns of the last sweep: the connections' coarse clock
+	work     tracker      // publishes awaiting their answer, live deliverers
+
+	addr    net.Addr
+	advAddr string
+	eng     gnet.Engine
+	booted  chan struct{}
+	runDone chan struct{}
+	runErr  error
+}
+
+// NewServer checks cfg and returns a server that is not yet listening.
+func NewServer(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, conns: map[*conn]struct{}{}, work: newTracker(),
+		booted: make(chan struct{}), runDone: make(chan struct{})}
+	s.handler = &handler{s: s}
+	s.clock.Store(cfg.Now().UnixNano())
+	return s, nil
+}
+
+// Start listens and starts the event loops, which run in their own
+// goroutines; it returns once the listener is bound.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return ErrStarted
+	}
+	s.started = true
+	s.mu.Unlock()
+	opts := []gnet.Option{
+		gnet.WithMulticore(s.cfg.Multicore), gnet.WithNumEventLoop(s.cfg.EventLoops),
+		gnet.WithTicker(true), gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithReuseAddr(true),
+		gnet.WithReadBufferCap(readBufferBytes), gnet.WithLogger(gnetLogger{s.cfg.Logger}),
+	}
+	if s.cfg.sendBufferBytes > 0 {
+		opts = append(opts, gnet.WithSocketSendBuffer(s.cfg.sendBufferBytes))
+	}
+	go func() {
+		s.runErr = gnet.Run(s.handler, "tcp://"+s.cfg.Addr, opts...)
+		close(s.runDone)
+	}()
+	select {
+	case <-s.booted:
+		s.cfg.Logger.Info("listening", "addr", s.addr.String(), "multicore", s.cfg.Multicore)
+		return nil
+	case <-s.runDone:
+		return fmt.Errorf("felix/netio: listening on %s: %w", s.cfg.Addr, s.runErr)
+	}
+}
+
+// boot runs in OnBoot: the listener is bound, so its address is known.
+func (s *Server) boot(eng gnet.Engine) {
+	s.eng = eng
+	addr, err := boundAddr(eng)
+	if err != nil {
+		s.cfg.Logger.Warn("cannot read the bound address; reporting the configured one", "err", err)
+		addr, _ = net.ResolveTCPAddr("tcp", s.cfg.Addr)
+	}
+	s.addr = addr
+	s.advAddr = s.cfg.AdvertiseAddr
+	if s.advAddr == "" && addr != nil {
+		s.advAddr = addr.String()
+	}
+	if s.cfg.BrokerID == "" {
+		s.cfg.BrokerID = s.advAddr
+	}
+	close(s.booted)
+}
+
+// Addr is the address the server listens on (nil before Start).
+func (s *Server) Addr() net.Addr {
+	select {
+	case <-s.booted:
+		return s.addr
+	default:
+		return nil
+	}
+}
+
+// Metrics are the server's counters.
+func (s *Server) Metrics() *Metrics { return s.cfg.Metrics }
+
+// Stop shuts the server down gracefully: it refuses new connections and
+// requests (shutting_down), ends every subscription with
+// SUBSCRIPTION_ENDED shutting_down, waits for the publishes in flight to
+// be answered and every answer written, then closes the connections and
+// stops the loops. When ctx ends first it stops at once and returns ctx's
+// error. The engine stays open: its owner closes it after.
+func (s *Server) Stop(ctx context.Context) error {
+	select {
+	case <-s.booted:
+	default:
+		return ErrNotStarted
+	}
+	if s.stopping.Swap(true) {
+		<-s.runDone
+		return nil
+	}
+	s.cfg.Logger.Info("stopping", "connections", s.cfg.Metrics.ConnectionsActive.Load())
+	for _, c := range s.connections() {
+		c.endSubscriptions(errShuttingDown)
+	}
+	err := s.work.wait(ctx)
+	if err == nil {
+		err = s.waitFlushed(ctx)
+	}
+	s.shutdownLoops()
+	return err
+}
+
+// waitFlushed waits until every connection's answers have reached its
+// socket.
+func (s *Server) waitFlushed(ctx context.Context) error {
+	poll := drainPollFirst
+	for {
+		pending := false
+		for _, c := range s.connections() {
+			if !c.out.flushed() {
+				pending = true
+				c.out.probe()
+			}
+		}
+		if !pending {
+			return nil
+		}
+		select {
+		case <-time.After(poll):
+			poll = min(2*poll, drainPollMax)
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// shutdownLoops stops gnet (closing every connection) and waits for it.
+func (s *Server) shutdownLoops() {
+	// gnet's Stop polls for completion every half second; a context that is
+	// already done makes it only signal, and runDone says when it is over.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = s.eng.Stop(done)
+	<-s.runDone
+}
+
+func (s *Server) register(c *conn) {
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// connections is a snapshot of the open connections.
+func (s *Server) connections() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// ConnInfo describes one open connection.
+type ConnInfo struct {
+	Remote        string
+	ClientName    string
+	Features      wire.Features // negotiated; 0 before HELLO
+	PublishJSON   uint64        // PUBLISH_JSON frames received
+	PublishBinary uint64        // PUBLISH and PUBLISH_BATCH frames received
+	Subscriptions int
+	OutboundBytes int64 // the outbound budget in use
+	OutboundPeak  int64 // its high-water mark
+}
+
+// Connections describes every open connection.
+func (s *Server) Connections() []ConnInfo {
+	conns := s.connections()
+	out := make([]ConnInfo, 0, len(conns))
+	for _, c := range conns {
+		out = append(out, c.info())
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package netio
+
+import (
+	"math"
+	"time"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// engineConfig turns a STREAM_CREATE config into the engine's. Zero fields
+// stay zero: the engine fills its defaults and checks the enumerations.
+func engineConfig(c wire.StreamConfig) (engine.StreamConfig, error) {
+	if c.Retention.MaxAgeSeconds > uint64(math.MaxInt64/int64(time.Second)) {
+		return engine.StreamConfig{}, fieldError("retention.max_age_seconds", "too large")
+	}
+	if c.Retention.MaxSizeBytes > math.MaxInt64 {
+		return engine.StreamConfig{}, fieldError("retention.max_size_bytes", "too large")
+	}
+	out := engine.StreamConfig{
+		Shards:            int(c.Shards),
+		Durable:           c.Durable,
+		Consistency:       engine.Consistency(c.Consistency),
+		ReplicationFactor: int(c.ReplicationFactor),
+		Delivery:          engine.Delivery(c.Delivery),
+		Kind:              engine.Kind(c.Kind),
+		Fsync: engine.FsyncSetting{Kind: string(c.Fsync.Kind),
+			Interval: time.Duration(c.Fsync.IntervalMillis) * time.Millisecond},
+	}
+	out.Retention.MaxAge = time.Duration(c.Retention.MaxAgeSeconds) * time.Second
+	out.Retention.MaxBytes = int64(c.Retention.MaxSizeBytes)
+	return out, nil
+}
+
+// wireConfig is the reverse, for STREAM_INFO.
+func wireConfig(c engine.StreamConfig) wire.StreamConfig {
+	return wire.StreamConfig{
+		Shards:            uint32(c.Shards),
+		Durable:           c.Durable,
+		Consistency:       wire.Consistency(c.Consistency),
+		ReplicationFactor: uint32(c.ReplicationFactor),
+		Retention: wire.Retention{MaxAgeSeconds: uint64(c.Retention.MaxAge / time.Second),
+			MaxSizeBytes: uint64(max(c.Retention.MaxBytes, 0))},
+		Fsync: wire.FsyncMode{Kind: wire.FsyncKind(c.Fsync.Kind),
+			IntervalMillis: uint32(min(c.Fsync.Interval.Milliseconds(), math.MaxUint32))},
+		Delivery: wire.Delivery(c.Delivery),
+		Kind:     wire.StreamKind(c.Kind),
+	}
+}
+
+// streamInfo describes a stream and each shard's offsets as this broker
+// holds them.
+func (s *Server) streamInfo(st *engine.Stream) *wire.StreamInfo {
+	info := st.Info()
+	out := &wire.StreamInfo{Stream: wireRef(info.ID), Config: wireConfig(info.Config)}
+	for i := range st.Shards() {
+		sh, _ := st.Shard(i)
+		si := wire.ShardInfo{Shard: uint32(i), Generation: uint64(info.Generation),
+			FirstOffset: uint64(sh.Start()), NextOffset: uint64(sh.End())}
+		if local, leader := s.cfg.Owner.Leader(info.ID, i); local {
+			si.LeaderID, si.LeaderAddr, si.Replicas = s.cfg.BrokerID, s.advAddr, []string{s.cfg.BrokerID}
+		} else {
+			si.LeaderAddr = leader
+		}
+		out.Shards = append(out.Shards, si)
+	}
+	return out
+}
+
+func wireRef(id engine.StreamID) wire.StreamRef {
+	return wire.StreamRef{Tenant: []byte(id.Tenant), Namespace: []byte(id.Namespace), Stream: []byte(id.Name)}
+}
+
+func idOf(ref wire.StreamRef) engine.StreamID {
+	return engine.StreamID{Tenant: string(ref.Tenant), Namespace: string(ref.Namespace), Name: string(ref.Stream)}
+}
+
+func fieldError(field, msg string) *wire.Error {
+	return &wire.Error{Code: wire.CodeInvalidArgument, Message: field + ": " + msg, Details: wire.Details{Field: field}}
+}
