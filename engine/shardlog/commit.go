@@ -22,6 +22,9 @@ func (l *Log) commitLoop() {
 		} else {
 			l.observeFlush(b, synced, l.opts.Now().Sub(began))
 			l.publish(b, synced)
+			if !synced {
+				l.noteUnsynced(len(b.data))
+			}
 		}
 		l.returnBuffer(b)
 	}
@@ -79,6 +82,28 @@ func (l *Log) writeBuffer(b *buffer) (synced bool, err error) {
 	}
 	return onCommit, nil
 }
+
+// noteUnsynced counts bytes written without a sync and, every
+// syncAheadBytes of them, asks the background loop to sync the active
+// segment: the rollover's sync of the retired segment then finds little
+// left to flush, instead of a whole segment, while appenders wait.
+func (l *Log) noteUnsynced(n int) {
+	l.unsynced += int64(n)
+	if l.unsynced < l.syncAheadBytes() {
+		return
+	}
+	l.unsynced = 0
+	select {
+	case l.syncAhead <- struct{}{}:
+	default: // one is already asked for
+	}
+}
+
+// syncAheadBytes is an eighth of a segment, and at least syncAheadMin.
+func (l *Log) syncAheadBytes() int64 { return max(l.opts.SegmentBytes/8, syncAheadMin) }
+
+// syncAheadMin keeps small test segments from syncing on every flush.
+const syncAheadMin = 1 << 20
 
 func asFailure(op string, err error) error {
 	if _, ok := err.(*failure); ok {

@@ -31,7 +31,11 @@
 // visible (End) is the acknowledgement point. Readers never see past it, so a
 // subscriber never sees a record its publisher could still lose to a crash
 // of the process. durable trails written under Periodic by at most the
-// interval (the background loop syncs every interval/2).
+// interval (the background loop syncs every interval/2). Under None and
+// Periodic the committer also asks the background loop to sync the active
+// segment each time an eighth of a segment was written unsynced (sync
+// ahead), so the rollover's sync of the retired segment, which appenders
+// wait behind once the other buffer fills, has little left to flush.
 //
 // # Rollover, in the order that keeps every crash openable
 //
@@ -48,10 +52,11 @@
 // segment, which is simply the active one.
 //
 // With PrepareSegments, records belong in blocks that already exist (an
-// fdatasync over them flushes data only). A segment that did not come from
-// a spare (a new log's first, one created while no spare was ready, one
-// reopened by Truncate) is unprepared: once it holds a record and a spare
-// is ready, the next append starts a new segment, which takes the spare.
+// fdatasync over them flushes data only). Under OnCommit a segment that did
+// not come from a spare (a new log's first, one created while no spare was
+// ready, one reopened by Truncate) is unprepared: once it holds a record
+// and a spare is ready, the next append starts a new segment, which takes
+// the spare.
 //
 // # Recovery
 //

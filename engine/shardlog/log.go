@@ -46,6 +46,13 @@ type Log struct {
 
 	compaction compactState
 
+	// syncAhead asks the background loop to sync the active segment:
+	// the committer sends (never blocking) each time syncAheadBytes
+	// were written unsynced. unsynced is the committer's count of bytes
+	// written since the last rollover or sync-ahead request.
+	syncAhead chan struct{}
+	unsynced  int64
+
 	committerDone chan struct{}
 	stopMaintain  chan struct{}
 	maintainDone  chan struct{}
@@ -76,7 +83,8 @@ type RecoveryInfo struct {
 // unclean stop is idempotent.
 func Open(opts Options) (*Log, error) {
 	o := opts.withDefaults()
-	l := &Log{opts: o, committerDone: make(chan struct{}), stopMaintain: make(chan struct{}), maintainDone: make(chan struct{})}
+	l := &Log{opts: o, committerDone: make(chan struct{}), stopMaintain: make(chan struct{}), maintainDone: make(chan struct{}),
+		syncAhead: make(chan struct{}, 1)}
 	l.space.L, l.work.L, l.idle.L = &l.mu, &l.mu, &l.mu
 	began := o.Now()
 	if err := l.recover(); err != nil {

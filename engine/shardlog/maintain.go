@@ -13,7 +13,8 @@ const (
 
 // maintainLoop runs the log's background work: the Periodic fsync (at half
 // the interval, so a record is synced within the interval of being written
-// unless the fsync itself takes longer) and retention.
+// unless the fsync itself takes longer), the sync ahead of rollover the
+// committer asks for, and retention.
 func (l *Log) maintainLoop() {
 	defer close(l.maintainDone)
 	syncEvery := time.Duration(0)
@@ -31,6 +32,12 @@ func (l *Log) maintainLoop() {
 		select {
 		case <-l.stopMaintain:
 			return
+		case <-l.syncAhead:
+			if l.written.Load() > l.durable.Load() {
+				if err := l.syncActive(); err != nil {
+					l.fail(err)
+				}
+			}
 		case now := <-t.C:
 			if syncEvery > 0 && l.written.Load() > l.durable.Load() {
 				if err := l.syncActive(); err != nil {

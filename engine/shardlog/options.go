@@ -18,8 +18,10 @@ const (
 	// FsyncPeriodic acknowledges once records are in the page cache and
 	// syncs them within the interval. The default.
 	FsyncPeriodic FsyncKind = iota
-	// FsyncNone acknowledges once records are in the page cache and never
-	// syncs them on its own (Close and rollover still do).
+	// FsyncNone acknowledges once records are in the page cache and syncs
+	// them only at Close, at rollover, and ahead of rollover (each eighth
+	// of a segment written, in the background), so that a rollover never
+	// flushes a whole segment while appenders wait.
 	FsyncNone
 	// FsyncOnCommit acknowledges only after the fdatasync that covers the
 	// records has completed.

@@ -50,3 +50,48 @@ func TestNoneNeverSyncsOnItsOwn(t *testing.T) {
 		}
 	})
 }
+
+// Under None (and Periodic) the background loop syncs the active segment
+// each time an eighth of a segment was written, so that the rollover's
+// sync of the retired segment, which appenders wait behind, finds little
+// left to flush.
+func TestNoneSyncsAheadOfRolloverEveryEighthOfASegment(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := vfs.NewMem()
+		o := testOptions(mem, None())
+		o.SegmentBytes = 16 << 20 // sync ahead every 2 MiB
+		l := mustOpen(t, o)
+		defer l.Close()
+		value := make([]byte, 256<<10)
+		cw := &chanWaiter{ch: make(chan error, 1)}
+		appendValues := func(n int) {
+			for range n {
+				if _, err := l.Append([]Entry{{Value: value}}, 1, cw); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-cw.ch; err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		appendValues(7) // under 2 MiB
+		synctest.Wait()
+		if l.Durable() != 0 {
+			t.Fatalf("durable %d after less than an eighth of a segment", l.Durable())
+		}
+		appendValues(1) // the eighth passes 2 MiB
+		synctest.Wait()
+		if l.Durable() != 8 {
+			t.Fatalf("durable %d of 8 after more than an eighth of a segment", l.Durable())
+		}
+		if st := l.Stats(); st.Segments != 1 {
+			t.Fatalf("%d segments: a rollover, not the sync ahead, made the records durable", st.Segments)
+		}
+		img := mem.Crash(vfs.DropUnsynced)
+		l2 := mustOpen(t, testOptions(img, None()))
+		defer l2.Close()
+		if l2.End() != 8 {
+			t.Fatalf("%d of 8 synced-ahead records survived a crash", l2.End())
+		}
+	})
+}

@@ -65,13 +65,21 @@ func TestAReopenedTruncatedOrFullSizeSegmentIsJudgedByItsSize(t *testing.T) {
 	l.Close()
 }
 
-func TestWithoutPrepareSegmentsNothingIsUnprepared(t *testing.T) {
-	l := mustOpen(t, testOptions(vfs.NewMem(), OnCommit()))
-	defer l.Close()
-	appendN(t, l, 0, 20)
-	for _, s := range *l.segs.Load() {
-		if s.unprepared.Load() {
-			t.Fatalf("segment %d marked unprepared with PrepareSegments off", s.base)
+func TestOnlyOnCommitWithPrepareSegmentsMarksSegmentsUnprepared(t *testing.T) {
+	for _, c := range []struct {
+		mode    FsyncMode
+		prepare bool
+	}{{OnCommit(), false}, {None(), true}, {Periodic(0), true}} {
+		o := testOptions(vfs.NewMem(), c.mode)
+		o.PrepareSegments = c.prepare
+		l := mustOpen(t, o)
+		waitSpare(l)
+		appendN(t, l, 0, 20)
+		for _, s := range *l.segs.Load() {
+			if s.unprepared.Load() {
+				t.Errorf("%v, prepare %v: segment %d marked unprepared", c.mode, c.prepare, s.base)
+			}
 		}
+		l.Close()
 	}
 }

@@ -33,8 +33,17 @@ func (l *Log) createSegment(s *seg) error {
 		return fmt.Errorf("felix/shardlog: syncing %s after creating %s: %w", l.opts.Dir, s.path, err)
 	}
 	s.file = f
-	s.unprepared.Store(l.opts.PrepareSegments && !fromSpare)
+	s.unprepared.Store(l.leavesUnprepared() && !fromSpare)
 	return nil
+}
+
+// leavesUnprepared says whether appenders leave an unprepared segment for
+// a ready spare: with PrepareSegments under OnCommit, where every
+// acknowledgement waits for an fdatasync and an fdatasync over blocks that
+// do not exist yet also commits their allocation. Under None and Periodic
+// a sync is rare and an extra rollover would cost more than it saves.
+func (l *Log) leavesUnprepared() bool {
+	return l.opts.PrepareSegments && l.opts.Fsync.Kind == FsyncOnCommit
 }
 
 // newSegmentFile returns the prepared spare when one is ready, and a newly
@@ -68,6 +77,7 @@ func (l *Log) roll(s *seg) error {
 	list := (*l.segs.Load()).with(s)
 	l.segs.Store(&list)
 	l.wmu.Unlock()
+	l.unsynced = 0 // the retired segment was synced; s starts clean
 	l.prep.want()
 	return nil
 }

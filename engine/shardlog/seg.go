@@ -45,12 +45,13 @@ type seg struct {
 	// synced; from then on the fill fields are final.
 	sealed atomic.Bool
 
-	// unprepared is set (with PrepareSegments only) when records go into
-	// blocks the file does not have yet: a file created and preallocated
-	// because no spare was ready, a new log's first segment, or a sealed
-	// segment reopened by Truncate. Every fdatasync there also commits the
-	// allocation, so appenders leave such a segment for a new one as soon
-	// as a spare is ready. Set by the committer or under Log.mu.
+	// unprepared is set (with PrepareSegments, under OnCommit) when
+	// records go into blocks the file does not have yet: a file created
+	// and preallocated because no spare was ready, a new log's first
+	// segment, or a sealed segment reopened by Truncate. Every fdatasync
+	// there also commits the allocation, so appenders leave such a segment
+	// for a new one as soon as a spare is ready. Set by the committer or
+	// under Log.mu.
 	unprepared atomic.Bool
 }
 
