@@ -1,0 +1,237 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/client"
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/netio"
+	"github.com/felixbroker/felix/netio/wire"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// broker is an engine and a netio server on 127.0.0.1:0, in-process.
+type broker struct {
+	t    testing.TB
+	fs   vfs.FS
+	dir  string
+	tune func(*netio.Config)
+	eng  *engine.Engine
+	srv  *netio.Server
+}
+
+// startBroker opens an engine on fs/dir (a MemFS keeps its files across a
+// restart) and starts a server on it; both stop when the test ends.
+func startBroker(t testing.TB, fs vfs.FS, dir string) *broker {
+	return startBrokerWith(t, fs, dir, nil)
+}
+
+// startBrokerWith is startBroker with the server's configuration adjusted
+// by tune.
+func startBrokerWith(t testing.TB, fs vfs.FS, dir string, tune func(*netio.Config)) *broker {
+	t.Helper()
+	eng, err := engine.Open(engine.Options{FS: fs, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := netio.Config{Addr: "127.0.0.1:0", Engine: eng}
+	if tune != nil {
+		tune(&cfg)
+	}
+	srv, err := netio.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &broker{t: t, fs: fs, dir: dir, tune: tune, eng: eng, srv: srv}
+	t.Cleanup(b.stop)
+	return b
+}
+
+func newBroker(t testing.TB) *broker { return startBroker(t, vfs.NewMem(), "/data") }
+
+func (b *broker) addr() string { return b.srv.Addr().String() }
+
+func (b *broker) metrics() *netio.Metrics { return b.srv.Metrics() }
+
+// stop stops the server, then closes the engine. Stopping twice is
+// harmless.
+func (b *broker) stop() {
+	if b.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.srv.Stop(ctx); err != nil {
+		b.t.Errorf("stopping the server: %v", err)
+	}
+	if err := b.eng.Close(); err != nil {
+		b.t.Errorf("closing the engine: %v", err)
+	}
+	b.srv, b.eng = nil, nil
+}
+
+// stopAfterCrash stops a broker whose files crashed under it: the server
+// and engine fail to sync, and that is expected.
+func (b *broker) stopAfterCrash() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = b.srv.Stop(ctx)
+	_ = b.eng.Close()
+	b.srv, b.eng = nil, nil
+}
+
+// restart stops the broker and starts a new one on the same files.
+func (b *broker) restart() *broker {
+	b.stop()
+	return startBrokerWith(b.t, b.fs, b.dir, b.tune)
+}
+
+func (b *broker) dial(t testing.TB, opts ...client.Option) *client.Client {
+	t.Helper()
+	c, err := client.Dial(testCtx(t), b.addr(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// testCtx bounds a test's waits: a hang fails the test, not the run.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// createStream creates a stream named after the test.
+func createStream(t testing.TB, c *client.Client, cfg client.StreamConfig) client.Stream {
+	t.Helper()
+	s := client.Stream{Tenant: "acme", Namespace: "e2e", Name: "s" + sanitize(t.Name())}
+	if _, err := c.CreateStream(testCtx(t), s, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// sanitize keeps the characters a stream name may hold.
+func sanitize(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// recordingConn keeps a copy of every byte the client writes, so a test
+// can read the frames it sent.
+type recordingConn struct {
+	net.Conn
+	mu  sync.Mutex
+	out []byte
+}
+
+func (r *recordingConn) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	r.out = append(r.out, p...)
+	r.mu.Unlock()
+	return r.Conn.Write(p)
+}
+
+// frames parses what was written so far.
+func (r *recordingConn) frames(t testing.TB) []wire.Frame {
+	t.Helper()
+	r.mu.Lock()
+	buf := append([]byte(nil), r.out...)
+	r.mu.Unlock()
+	var out []wire.Frame
+	var rd wire.Reader
+	for len(buf) > 0 {
+		f, need, err := rd.Next(buf)
+		if err != nil || need > 0 {
+			t.Fatalf("the client wrote a broken frame stream: need %d, %v", need, err)
+		}
+		out = append(out, f)
+		buf = buf[f.Size():]
+	}
+	return out
+}
+
+// recordingDialer dials TCP and records what the client writes.
+func recordingDialer() (client.Option, *recordingConn) {
+	rec := &recordingConn{}
+	return client.WithDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		rec.Conn = nc
+		return rec, nil
+	}), rec
+}
+
+// gate stalls a connection's reads: a subscriber whose application has
+// stopped reading, seen from the broker.
+type gate struct {
+	mu sync.Mutex
+	ch chan struct{} // nil: open
+}
+
+// stall makes every Read from now on wait for release (one already
+// waiting in the kernel completes first).
+func (g *gate) stall() {
+	g.mu.Lock()
+	g.ch = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *gate) release() {
+	g.mu.Lock()
+	if g.ch != nil {
+		close(g.ch)
+		g.ch = nil
+	}
+	g.mu.Unlock()
+}
+
+func (g *gate) wait() {
+	g.mu.Lock()
+	ch := g.ch
+	g.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
+
+type gatedConn struct {
+	net.Conn
+	g *gate
+}
+
+func (c *gatedConn) Read(p []byte) (int, error) {
+	c.g.wait()
+	return c.Conn.Read(p)
+}
+
+// gatedDialer dials TCP connections whose reads the returned gate controls.
+func gatedDialer() (client.Option, *gate) {
+	g := &gate{}
+	return client.WithDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return &gatedConn{Conn: nc, g: g}, nil
+	}), g
+}
