@@ -73,13 +73,19 @@ func DefaultConfig(e *engine.Engine) Config {
 	return Config{Addr: DefaultAddr, Engine: e, Multicore: true}
 }
 
-// ErrNoEngine is a Config without an Engine.
-var ErrNoEngine = errors.New("felix/netio: Config.Engine is required")
+// Configuration errors.
+var (
+	ErrNoEngine = errors.New("felix/netio: Config.Engine is required")
+	ErrBrokerID = errors.New("felix/netio: Config.BrokerID is longer than 255 bytes")
+)
 
 // withDefaults fills the zero fields and checks the rest.
 func (c Config) withDefaults() (Config, error) {
 	if c.Engine == nil {
 		return c, ErrNoEngine
+	}
+	if len(c.BrokerID) > wire.DefaultNameBytesMax {
+		return c, ErrBrokerID
 	}
 	if c.Addr == "" {
 		c.Addr = DefaultAddr

@@ -100,14 +100,14 @@ func (c *conn) unsubscribe(f wire.Frame) {
 	}
 	c.subMu.Lock()
 	d, ok := c.subs[m.SubscriptionID]
-	if ok && !d.unsubscribing {
+	ok = ok && !d.unsubscribing
+	if ok {
 		d.unsubscribing, d.unsubscribeID = true, f.RequestID
 		d.cancel(errUnsubscribe)
 	}
 	c.subMu.Unlock()
 	if !ok {
 		c.answer(f.RequestID, &wire.Error{Code: wire.CodeNotFound, Message: "no such subscription on this connection"})
-		return
 	}
 }
 

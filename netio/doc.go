@@ -1,0 +1,113 @@
+// Package netio is the broker's client-protocol server: gnet v2 event
+// loops that read frames (netio/wire), hand publishes to the engine,
+// stream subscriptions back, and answer everything else. docs/protocol.md
+// is the protocol; its "Server" section is this package from the outside.
+//
+// It must never block an event loop on a disk, a subscriber or another
+// connection (the one wait it allows is the engine's own backpressure:
+// Stream.Publish waits while a shard's write buffer is full, which holds
+// back the publishers on that loop until the log catches up); never let
+// one connection's bad bytes or slowness reach another; never buffer
+// without a bound.
+//
+// # A connection's life
+//
+//	accept ──> OnOpen: register, start the handshake clock
+//	   │
+//	   ├─ HELLO ──> Negotiate, Authenticate ──> HELLO_OK        (anything else first:
+//	   │                                                         ERROR handshake_required, close)
+//	   ├─ requests, pipelined: each answered with its request id, in any order
+//	   │     PUBLISH*    ──> engine ... PUBLISH_ACK / ERROR when durable
+//	   │     SUBSCRIBE   ──> SUBSCRIBED, then EVENT_BATCH ... (SUBSCRIPTION_ENDED)
+//	   │     UNSUBSCRIBE ──> OK, after the subscription's last event
+//	   │     STREAM_*, BROKER_LIST, PING ──> their answers
+//	   │
+//	   └─ close: by the client; after ERROR for a frame that breaks the framing
+//	      (malformed, oversized, unknown type: the ERROR names the request id
+//	      when the header was readable); after handshake_timeout or
+//	      idle_timeout; after answers pile past twice the outbound budget
+//	      (a client that never reads); or by Stop.
+//	      OnClose drops what waits for the socket and ends the subscriptions.
+//
+// Frames are decoded in OnTraffic straight from gnet's inbound buffer: a
+// frame that arrived whole is read in place (a publish's records alias it
+// until Stream.Publish has copied them into the shard's write buffer); one
+// still arriving is looked at only through its header, whose length is
+// checked against the frame limit before the body is waited for.
+//
+// # Goroutines and what each owns
+//
+//   - gnet event loops (one per CPU with Multicore): OnOpen, OnTraffic,
+//     OnClose and every AsyncWrite callback of their connections. A loop
+//     owns its connections' decode state (wire.Reader, the Publish and
+//     record scratch, the stream-name cache, the principal, the refusing
+//     flag, the subscription id counter). Handlers never block: a publish
+//     is handed to the engine and answered later; stream create and delete
+//     (disk IO) run on a goroutine of their own and answer from there.
+//   - Log committers (the engine's; or the loop itself for a stream kept in
+//     memory) call ackWaiter.Published, which encodes the PUBLISH_ACK or
+//     ERROR into the connection's outbox and returns the pooled waiter. A
+//     publish allocates nothing in steady state.
+//   - One deliverer per subscription pulls records with
+//     engine.Subscription.Next and encodes EVENT_BATCH frames into the
+//     outbox. It owns its pull buffer and drop count.
+//   - gnet's ticker calls OnTick, which runs the sweep: it moves the
+//     server's coarse clock (connections stamp their last activity with
+//     it, an atomic load per read) and closes connections past their
+//     handshake or idle deadline. gnet has no deadlines; tests call sweep
+//     with a fake time instead of waiting.
+//   - Stop's caller.
+//
+// # The outbox and the outbound budget
+//
+// Every frame to a client goes through its connection's outbox, so frames
+// keep the order in which they were committed (SUBSCRIBED before its
+// events, the last event before UNSUBSCRIBE's OK). At most one buffer is
+// with gnet at a time; frames committed meanwhile collect and go out in one
+// write when gnet reports the previous one written (acks of one group
+// commit become one write), and OnTraffic writes its own answers on its way
+// out.
+//
+// gnet's async write queue and its per-connection outbound buffer are
+// unbounded, so the outbox counts the connection's budget itself:
+//
+//	used = bytes committed and not yet written into gnet
+//	     + gnet's outbound buffer, as last sampled on the loop
+//
+// A deliverer pulls from its subscription only while used is below
+// Config.OutboundBytesMax, and at most the room left. A subscriber that
+// does not read stops its deliverer; its engine queue fills and the engine
+// drops from it per its overflow policy (a gap in offsets, counted in
+// Metrics.SubscriberDrops), or ends it (Disconnect: SUBSCRIPTION_ENDED
+// subscriber_lagged naming the first missed offset). The broker's memory
+// for that connection stays within the budget plus one pull, and no
+// publisher waits. gnet says nothing when its buffer drains, so a
+// deliverer blocked on it asks the loop to sample it again after 1 ms,
+// doubling to 32 ms. Answers to requests are never refused for budget; a
+// connection whose outbox passes twice the budget plus one frame is closed.
+//
+// # Stop
+//
+// Stop sets the stopping flag (new connections are closed at once, new
+// requests answered shutting_down), ends every subscription with
+// SUBSCRIPTION_ENDED shutting_down, waits for the work it counted (publishes
+// awaiting the engine, deliverers, stream create/delete goroutines: each is
+// counted before the flag is checked, so none slips past), waits for every
+// outbox to reach its socket, then stops gnet, which closes the
+// connections. The engine is its owner's to close, after.
+//
+// # Locks
+//
+// Server.mu guards the connection set. conn.subMu guards a connection's
+// subscriptions and client name. outbox.mu guards the outbox; it is a leaf:
+// nothing is called under it but gnet's AsyncWrite and Close (which only
+// queue a task) and the appends of the codec. No engine call is made while
+// holding any lock of this package, so the engine's locks (which call
+// Published and deliver to subscriptions) never wait on ours in a cycle.
+//
+// # Authorization
+//
+// The Authenticator (nil: auth off) checks HELLO's token and returns a
+// Principal; publish, subscribe and each stream admin request ask
+// Principal.Allow first, and a refusal is ERROR forbidden.
+package netio
