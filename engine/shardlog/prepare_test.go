@@ -83,3 +83,17 @@ func TestOnlyOnCommitWithPrepareSegmentsMarksSegmentsUnprepared(t *testing.T) {
 		l.Close()
 	}
 }
+
+func TestThePreparerSyncsItsZerosInPieces(t *testing.T) {
+	cfs := &countingFS{FS: vfs.NewMem()}
+	o := testOptions(cfs, OnCommit())
+	o.SegmentBytes = 4 * prepSyncBytes
+	o.PrepareSegments = true
+	l := mustOpen(t, o)
+	defer l.Close()
+	before := cfs.count() // the first segment's header
+	waitSpare(l)
+	if got := cfs.count() - before; got != 4 {
+		t.Fatalf("the preparer synced %d times filling %d bytes; want one sync per %d bytes", got, o.SegmentBytes, prepSyncBytes)
+	}
+}
