@@ -27,7 +27,7 @@ type setting struct {
 
 // settings is an ordered set of settings.
 type settings struct {
-	list []*setting
+	list  []*setting
 	byKey map[string]*setting
 }
 

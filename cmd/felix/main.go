@@ -1,6 +1,9 @@
 // Command felix is the one binary: the broker, its clients and its tools.
 //
 //	felix serve                  run a broker
+//	felix pub|sub                publish, subscribe
+//	felix stream ...             create, list, describe, delete streams
+//	felix token keygen|issue     signing keys and tokens for authorization
 //	felix log verify|dump DIR    inspect a shard's log directory
 //
 // Run `felix --help` for the full list.
@@ -18,6 +21,10 @@ var version = "dev"
 
 // cli is every subcommand. Each lives in a file of its own.
 type cli struct {
+	Serve   serveCmd         `cmd:"" help:"Run a broker (embedded defaults: localhost, ./felix-data, Periodic fsync)."`
+	Pub     pubCmd           `cmd:"" help:"Publish records: the values given, or lines from standard input."`
+	Sub     subCmd           `cmd:"" help:"Subscribe to one shard of a stream and print its records with their offsets."`
+	Stream  streamCmd        `cmd:"" help:"Create, list, describe and delete streams."`
 	Log     logCmd           `cmd:"" help:"Inspect a shard's log directory: verify it, dump its records."`
 	Token   tokenCmd         `cmd:"" help:"Make signing keys and issue tokens for brokers with authorization on."`
 	Version kong.VersionFlag `help:"Print the version and exit."`

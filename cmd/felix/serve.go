@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/netio"
+	"github.com/felixbroker/felix/netio/wire"
+	"github.com/felixbroker/felix/ring"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+type serveCmd struct {
+	Addr              *string `help:"Address clients connect to (default 127.0.0.1:7117)." placeholder:"HOST:PORT"`
+	AdminAddr         *string `help:"HTTP address of /metrics, /healthz and /readyz; empty turns it off (default 127.0.0.1:7118)." placeholder:"HOST:PORT"`
+	Data              *string `help:"Data directory; empty keeps everything in memory (default ./felix-data)." placeholder:"DIR"`
+	Fsync             *string `help:"Default FsyncMode: none, periodic[:interval], on_commit (default periodic:100ms)."`
+	RetentionMaxAge   *string `name:"retention-max-age" help:"Default retention by age, e.g. 168h (default 0: unbounded)."`
+	RetentionMaxBytes *string `name:"retention-max-bytes" help:"Default retention by size per shard in bytes (default 0: unbounded)."`
+	SegmentBytes      *string `help:"Segment size in bytes (default 64 MiB)."`
+	IO                *string `name:"io" help:"IO path: auto, uring, portable (default auto)."`
+	MaxFrameBytes     *string `help:"Largest frame a client may send (default 4 MiB)."`
+	HandshakeTimeout  *string `help:"Close connections that do not complete the handshake within this (default 5s)."`
+	IdleTimeout       *string `help:"Close connections idle this long (default 5m)."`
+	BrokerID          *string `name:"broker-id" help:"This broker's id (default: the host name)."`
+	LogFormat         *string `help:"auto (text on a terminal, JSON otherwise), text, json."`
+	LogLevel          *string `help:"debug, info, warn, error."`
+	Config            string  `help:"A TOML config file of the same settings (key = value)." env:"FELIX_CONFIG" type:"existingfile"`
+	PrintConfig       bool    `help:"Print the effective settings and where each came from, then exit."`
+}
+
+// flags returns the settings given as flags.
+func (c *serveCmd) flags() map[string]string {
+	out := map[string]string{}
+	for key, p := range map[string]*string{
+		"addr": c.Addr, "admin-addr": c.AdminAddr, "data": c.Data, "fsync": c.Fsync,
+		"retention-max-age": c.RetentionMaxAge, "retention-max-bytes": c.RetentionMaxBytes,
+		"segment-bytes": c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
+		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "broker-id": c.BrokerID,
+		"log-format": c.LogFormat, "log-level": c.LogLevel,
+	} {
+		if p != nil {
+			out[key] = *p
+		}
+	}
+	return out
+}
+
+func (c *serveCmd) Run() error {
+	st := serveSettings()
+	if err := st.resolve(c.Config, osEnv, c.flags()); err != nil {
+		return err
+	}
+	if c.PrintConfig {
+		st.print(os.Stdout)
+		return nil
+	}
+	cfg, err := parseServeConfig(st)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runBroker(ctx, cfg, os.Stdout)
+}
+
+// serveConfig is the parsed, checked configuration of a broker.
+type serveConfig struct {
+	addr, adminAddr, dataDir, brokerID string
+	fsync                              shardlog.FsyncMode
+	retention                          shardlog.Retention
+	segmentBytes                       int64
+	ioMode                             ring.Mode
+	maxFrameBytes                      int
+	handshakeTimeout, idleTimeout      time.Duration
+	logger                             *slog.Logger
+}
+
+func parseServeConfig(st *settings) (serveConfig, error) {
+	var c serveConfig
+	var errs []error
+	check := func(key string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", key, err))
+		}
+	}
+	c.addr, c.adminAddr, c.dataDir, c.brokerID = st.get("addr"), st.get("admin-addr"), st.get("data"), st.get("broker-id")
+	if c.brokerID == "" {
+		c.brokerID, _ = os.Hostname()
+	}
+	var err error
+	c.fsync, err = shardlog.ParseFsyncMode(st.get("fsync"))
+	check("fsync", err)
+	c.retention.MaxAge, err = time.ParseDuration(orZero(st.get("retention-max-age")))
+	check("retention-max-age", err)
+	c.retention.MaxBytes, err = strconv.ParseInt(st.get("retention-max-bytes"), 10, 64)
+	check("retention-max-bytes", err)
+	c.segmentBytes, err = strconv.ParseInt(st.get("segment-bytes"), 10, 64)
+	check("segment-bytes", err)
+	c.ioMode, err = ring.ParseMode(st.get("io"))
+	check("io", err)
+	c.maxFrameBytes, err = strconv.Atoi(st.get("max-frame-bytes"))
+	check("max-frame-bytes", err)
+	c.handshakeTimeout, err = time.ParseDuration(st.get("handshake-timeout"))
+	check("handshake-timeout", err)
+	c.idleTimeout, err = time.ParseDuration(st.get("idle-timeout"))
+	check("idle-timeout", err)
+	c.logger, err = newLogger(os.Stderr, st.get("log-format"), st.get("log-level"))
+	check("log", err)
+	return c, errors.Join(errs...)
+}
+
+func orZero(s string) string {
+	if s == "0" || s == "" {
+		return "0s"
+	}
+	return s
+}
+
+// broker is a running broker: the pieces runBroker starts and stops.
+type broker struct {
+	driver ring.Driver
+	engine *engine.Engine
+	server *netio.Server
+	admin  *adminServer
+}
+
+// runBroker starts a broker, prints where it listens, serves until ctx is
+// done, then stops gracefully: no new connections, subscriptions ended,
+// in-flight acknowledgements answered, logs synced and closed.
+func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
+	b, err := startBroker(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "felix %s listening on %s (io: %s, data: %s, fsync: %s)\n",
+		version, b.server.Addr(), b.driver.Kind(), describeData(cfg.dataDir), cfg.fsync)
+	if b.admin != nil {
+		fmt.Fprintf(out, "admin on http://%s (/metrics, /healthz, /readyz)\n", b.admin.addr())
+	}
+	<-ctx.Done()
+	cfg.logger.Info("stopping")
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return b.stop(stopCtx)
+}
+
+func describeData(dir string) string {
+	if dir == "" {
+		return "memory only"
+	}
+	return dir
+}
+
+func startBroker(cfg serveConfig) (*broker, error) {
+	b := &broker{}
+	var err error
+	b.driver, err = ring.Open(ring.Config{Mode: cfg.ioMode, Logger: cfg.logger})
+	if err != nil {
+		return nil, err
+	}
+	var admin *adminServer
+	if cfg.adminAddr != "" {
+		if admin, err = startAdmin(cfg.adminAddr, cfg.logger); err != nil {
+			b.driver.Close()
+			return nil, err
+		}
+		b.admin = admin
+	}
+	eopts := engine.Options{Dir: cfg.dataDir, Fsync: cfg.fsync, Retention: cfg.retention,
+		SegmentBytes: cfg.segmentBytes, PrepareSegments: true, Logger: cfg.logger}
+	if cfg.dataDir != "" {
+		eopts.FS = vfs.NewOS(b.driver)
+	}
+	if b.engine, err = engine.Open(eopts); err != nil {
+		b.stop(context.Background())
+		return nil, err
+	}
+	b.server, err = netio.NewServer(netio.Config{
+		Addr: cfg.addr, Engine: b.engine, BrokerID: cfg.brokerID, Logger: cfg.logger,
+		Limits:           wire.Limits{FrameBytesMax: cfg.maxFrameBytes},
+		HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
+	})
+	if err == nil {
+		err = b.server.Start()
+	}
+	if err != nil {
+		b.server = nil
+		b.stop(context.Background())
+		return nil, err
+	}
+	if admin != nil {
+		admin.register(b)
+		admin.setReady()
+	}
+	cfg.logger.Info("broker ready", "addr", b.server.Addr().String(), "io", string(b.driver.Kind()), "data", describeData(cfg.dataDir))
+	return b, nil
+}
+
+// stop shuts the pieces down in reverse order.
+func (b *broker) stop(ctx context.Context) error {
+	var errs []error
+	if b.server != nil {
+		errs = append(errs, b.server.Stop(ctx))
+	}
+	if b.engine != nil {
+		errs = append(errs, b.engine.Close())
+	}
+	if b.admin != nil {
+		errs = append(errs, b.admin.close(ctx))
+	}
+	if b.driver != nil {
+		errs = append(errs, b.driver.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/felixbroker/felix/client"
+)
+
+type streamCmd struct {
+	Create   streamCreateCmd   `cmd:"" help:"Create a stream."`
+	List     streamListCmd     `cmd:"" help:"List the streams of a namespace."`
+	Describe streamDescribeCmd `cmd:"" help:"Show a stream's settings and shards."`
+	Delete   streamDeleteCmd   `cmd:"" help:"Delete a stream and its records."`
+}
+
+type streamCreateCmd struct {
+	brokerFlags
+	Stream            string        `arg:"" help:"[tenant/]namespace/name"`
+	Shards            int           `help:"Number of shards; a record's key picks its shard." default:"1"`
+	Durable           bool          `help:"Keep records on disk (--no-durable: a bounded in-memory log)." default:"true" negatable:""`
+	Fsync             string        `help:"none, periodic, on_commit (default: the broker's)." enum:",none,periodic,on_commit" default:""`
+	FsyncInterval     time.Duration `help:"Periodic fsync interval." default:"0s"`
+	Consistency       string        `help:"Leader or Quorum." enum:"Leader,Quorum" default:"Leader"`
+	ReplicationFactor int           `help:"Replicas, the leader included." default:"1"`
+	RetentionMaxAge   time.Duration `help:"Remove records older than this (0: the broker's setting)." default:"0s"`
+	RetentionMaxBytes uint64        `help:"Keep at most this many bytes per shard (0: the broker's setting)." default:"0"`
+	Kind              string        `help:"Stream, Queue or Cache: stored and reported, not enforced." enum:"Stream,Queue,Cache" default:"Stream"`
+	Delivery          string        `help:"AtMostOnce or AtLeastOnce: stored and reported, not enforced." enum:"AtMostOnce,AtLeastOnce" default:"AtMostOnce"`
+}
+
+func (c *streamCreateCmd) Run() error {
+	s, err := c.stream(c.Stream)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	cfg := client.StreamConfig{Shards: c.Shards, Durable: c.Durable, Consistency: client.Consistency(c.Consistency),
+		ReplicationFactor: c.ReplicationFactor, Kind: client.StreamKind(c.Kind), Delivery: client.Delivery(c.Delivery),
+		Retention: client.Retention{MaxAge: c.RetentionMaxAge, MaxBytes: c.RetentionMaxBytes}}
+	switch c.Fsync {
+	case "none":
+		cfg.Fsync = client.Fsync{Kind: client.FsyncNone}
+	case "periodic":
+		cfg.Fsync = client.Fsync{Kind: client.FsyncPeriodic, Interval: c.FsyncInterval}
+	case "on_commit":
+		cfg.Fsync = client.Fsync{Kind: client.FsyncOnCommit}
+	}
+	info, err := cl.CreateStream(ctx, s, cfg)
+	if err != nil {
+		return err
+	}
+	printStreamInfo(info)
+	return nil
+}
+
+type streamListCmd struct {
+	brokerFlags
+	Namespace string `arg:"" optional:"" help:"Namespace to list (default: all of the tenant's)."`
+}
+
+func (c *streamListCmd) Run() error {
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	streams, err := cl.ListStreams(ctx, c.Tenant, c.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, s := range streams {
+		fmt.Println(s.String())
+	}
+	return nil
+}
+
+type streamDescribeCmd struct {
+	brokerFlags
+	Stream string `arg:"" help:"[tenant/]namespace/name"`
+}
+
+func (c *streamDescribeCmd) Run() error {
+	s, err := c.stream(c.Stream)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	info, err := cl.DescribeStream(ctx, s)
+	if err != nil {
+		return err
+	}
+	printStreamInfo(info)
+	return nil
+}
+
+type streamDeleteCmd struct {
+	brokerFlags
+	Stream string `arg:"" help:"[tenant/]namespace/name"`
+}
+
+func (c *streamDeleteCmd) Run() error {
+	s, err := c.stream(c.Stream)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if err := cl.DeleteStream(ctx, s); err != nil {
+		return err
+	}
+	fmt.Printf("deleted %s\n", s)
+	return nil
+}
+
+func printStreamInfo(info client.StreamInfo) {
+	c := info.Config
+	fmt.Printf("stream %s\n  shards %d  durable %v  consistency %s  replication %d  fsync %s  kind %s  delivery %s\n",
+		info.Stream, c.Shards, c.Durable, c.Consistency, c.ReplicationFactor, fsyncString(c.Fsync), c.Kind, c.Delivery)
+	if c.Retention.MaxAge > 0 || c.Retention.MaxBytes > 0 {
+		fmt.Printf("  retention: max age %s, max bytes %d\n", c.Retention.MaxAge, c.Retention.MaxBytes)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  SHARD\tLEADER\tGENERATION\tFIRST\tNEXT")
+	for _, s := range info.Shards {
+		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\n", s.Shard, orDash(s.LeaderID), s.Generation, s.FirstOffset, s.NextOffset)
+	}
+	tw.Flush()
+}
+
+func fsyncString(f client.Fsync) string {
+	if f.Kind == "" {
+		return "broker default"
+	}
+	if f.Kind == client.FsyncPeriodic && f.Interval > 0 {
+		return fmt.Sprintf("%s:%s", f.Kind, f.Interval)
+	}
+	return string(f.Kind)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
