@@ -195,3 +195,53 @@ func TestASilentBrokerIsDetectedByThePings(t *testing.T) {
 		t.Fatalf("%d connections, want a redial", c.Stats().Connections)
 	}
 }
+
+// Closing the client while many goroutines publish and read ends every
+// call promptly, each with its answer or ErrClosed, and nothing leaks a
+// slot or races.
+func TestCloseWhileBusyEndsEveryCallCleanly(t *testing.T) {
+	b, _ := subscribeBroker(t, 0)
+	c := dialFake(t, b)
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, testStream, 0, SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := brokerConn(b)
+	var wg sync.WaitGroup
+	started := make(chan struct{}, 8)
+	for range 8 {
+		wg.Go(func() {
+			started <- struct{}{}
+			for {
+				f := c.PublishAsync(ctx, testStream, []byte("v"))
+				_, err := f.Wait(ctx)
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("publish while closing: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := uint64(0); ; i++ {
+			pushEvents(fc, i)
+			if _, err := sub.Next(ctx); err != nil {
+				if !errors.Is(err, ErrClosed) {
+					t.Errorf("subscription ended with %v, want ErrClosed", err)
+				}
+				return
+			}
+		}
+	})
+	for range 8 {
+		<-started
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+}
