@@ -1,0 +1,80 @@
+package group
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment"
+)
+
+// groupLog is one of a shard's two group logs, compacted in the background
+// once CompactRecords were appended since the last compaction.
+type groupLog struct {
+	sg         *shardGroups
+	log        *shardlog.Log
+	name       string
+	keep       shardlog.KeepFunc
+	appended   atomic.Int64
+	compacting atomic.Bool
+	wg         sync.WaitGroup
+}
+
+// appendAt appends entries and returns the first one's log offset; w is
+// told when they are durable (nil: nobody waits).
+func (l *groupLog) appendAt(entries []shardlog.Entry, w shardlog.Waiter) (int64, error) {
+	at, err := l.log.Append(entries, l.sg.gen, w)
+	if err != nil {
+		return 0, err
+	}
+	if l.appended.Add(int64(len(entries))) >= int64(l.sg.m.opts.CompactRecords) && l.compacting.CompareAndSwap(false, true) {
+		l.appended.Store(0)
+		l.wg.Add(1)
+		go l.compact()
+	}
+	return at, nil
+}
+
+// compact drops every record that no longer says where anything stands.
+func (l *groupLog) compact() {
+	defer l.wg.Done()
+	defer l.compacting.Store(false)
+	st, err := l.log.Compact(l.keep)
+	switch {
+	case err == nil:
+		l.sg.m.opts.Logger.Debug("group log compacted", "log", l.name, "records", st.Records, "kept", st.Kept)
+	case errors.Is(err, shardlog.ErrNothingToCompact), errors.Is(err, shardlog.ErrClosed),
+		errors.Is(err, shardlog.ErrCompactionStale), errors.Is(err, shardlog.ErrCompacting):
+	default:
+		l.sg.m.opts.Logger.Warn("group log compaction failed", "log", l.name, "err", err)
+	}
+}
+
+// close waits for a compaction in progress and closes the log.
+func (l *groupLog) close() error {
+	l.wg.Wait()
+	return l.log.Close()
+}
+
+// replay reads the whole log in offset order.
+func (l *groupLog) replay(visit func(r *segment.Record) error) error {
+	var buf []byte
+	for from := l.log.Start(); from < l.log.End(); {
+		out, next, err := l.log.Read(from, 1<<20, buf[:0])
+		if err != nil {
+			return err
+		}
+		it := segment.NewIter(out)
+		for r, ok := it.Next(); ok; r, ok = it.Next() {
+			if err := visit(&r); err != nil {
+				return err
+			}
+		}
+		if err := it.Err(); err != nil {
+			return err
+		}
+		buf, from = out, next
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/felixbroker/felix/engine"
+)
+
+// Key names a group: a shard of a stream, and the group's name there.
+type Key struct {
+	Stream engine.StreamID
+	Shard  int
+	Group  string
+}
+
+func (k Key) String() string { return fmt.Sprintf("%s/%d/%s", k.Stream, k.Shard, k.Group) }
+
+// Manager serves the consumer groups of one engine's durable shards. Safe
+// for concurrent use.
+type Manager struct {
+	eng   *engine.Engine
+	owner engine.Ownership
+	opts  Options
+	base  time.Time // the clock reading group time counts from
+
+	mu     sync.Mutex // guards shards and closed
+	shards map[*engine.Shard]*shardGroups
+	closed bool
+
+	counters counters
+}
+
+// New returns a Manager over e. A shard's groups are opened the first time
+// an operation names the shard.
+func New(e *engine.Engine, opts Options) *Manager {
+	o := opts.withDefaults()
+	return &Manager{eng: e, owner: e.Owner(), opts: o, base: o.Clock.Now(), shards: map[*engine.Shard]*shardGroups{}}
+}
+
+// now is the group clock: nanoseconds since the Manager began, monotonic
+// with the real clock.
+func (m *Manager) now() int64 { return int64(m.opts.Clock.Now().Sub(m.base)) }
+
+func (m *Manager) timeAt(ns int64) time.Time { return m.base.Add(time.Duration(ns)) }
+
+func unixTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+
+// shardOf returns the open groups of the shard k names, opening them on
+// first use. Only the shard's leader serves its groups.
+func (m *Manager) shardOf(k Key) (*shardGroups, error) {
+	if local, leader := m.owner.Leader(k.Stream, k.Shard); !local {
+		return nil, &engine.NotLeaderError{Stream: k.Stream, Shard: k.Shard, Leader: leader}
+	}
+	s, err := m.eng.Stream(k.Stream)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := s.Shard(k.Shard)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Info().Config.Durable {
+		return nil, ErrNotDurable
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if sg := m.shards[sh]; sg != nil {
+		return sg, nil
+	}
+	sg, err := openShardGroups(m, sh)
+	if err != nil {
+		return nil, err
+	}
+	m.shards[sh] = sg
+	return sg, nil
+}
+
+// forget drops a closed shard's groups from the table.
+func (m *Manager) forget(sg *shardGroups) {
+	m.mu.Lock()
+	if m.shards[sg.shard] == sg {
+		delete(m.shards, sg.shard)
+	}
+	m.mu.Unlock()
+}
+
+// withGroup runs fn on an existing group with its locks held.
+func (m *Manager) withGroup(k Key, fn func(g *group) error) error {
+	if err := engine.CheckName("group", k.Group); err != nil {
+		return err
+	}
+	sg, err := m.shardOf(k)
+	if err != nil {
+		return err
+	}
+	sg.mu.RLock()
+	defer sg.mu.RUnlock()
+	g, err := sg.lookup(k.Group)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.applyCommits(); err != nil {
+		return err
+	}
+	return fn(g)
+}
+
+// Create makes a group starting at the shard's earliest record, its latest
+// (the next one published), or an offset within [start, end]. Poll creates
+// a missing group from the earliest on its own.
+func (m *Manager) Create(k Key, start engine.StartKind, offset int64) error {
+	if err := engine.CheckName("group", k.Group); err != nil {
+		return err
+	}
+	sg, err := m.shardOf(k)
+	if err != nil {
+		return err
+	}
+	first, end := sg.shard.Start(), sg.shard.End()
+	cursor := first
+	switch start {
+	case engine.StartLatest:
+		cursor = end
+	case engine.StartOffset:
+		if offset < first || offset > end {
+			return &engine.OffsetError{Offset: offset, Start: first, End: end, Kind: offsetKind(offset, first)}
+		}
+		cursor = offset
+	}
+	_, err = sg.create(k.Group, cursor)
+	return err
+}
+
+func offsetKind(offset, start int64) error {
+	if offset < start {
+		return engine.ErrOffsetBelowStart
+	}
+	return engine.ErrOffsetPastEnd
+}
+
+// Delete removes a group, its cursor and its dead letters. Consumers
+// waiting on it are woken and find it gone.
+func (m *Manager) Delete(k Key) error {
+	if err := engine.CheckName("group", k.Group); err != nil {
+		return err
+	}
+	sg, err := m.shardOf(k)
+	if err != nil {
+		return err
+	}
+	return sg.remove(k.Group)
+}
+
+// Release closes one shard's groups without the shard stopping: the
+// cluster layer calls it when this broker stops leading the shard, so that
+// leading it again rebuilds them from the (replicated) logs rather than
+// trusting what it held. In-flight claims are lost, as at a restart.
+func (m *Manager) Release(id engine.StreamID, shard int) error {
+	s, err := m.eng.Stream(id)
+	if err != nil {
+		return err
+	}
+	sh, err := s.Shard(shard)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	sg := m.shards[sh]
+	m.mu.Unlock()
+	if sg == nil {
+		return nil
+	}
+	return sg.close(ErrClosed)
+}
+
+// Close closes every shard's groups. The engine's own Close also closes
+// them, through the shards they are attached to.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	open := make([]*shardGroups, 0, len(m.shards))
+	for _, sg := range m.shards {
+		open = append(open, sg)
+	}
+	m.mu.Unlock()
+	var errs []error
+	for _, sg := range open {
+		errs = append(errs, sg.close(ErrClosed))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,289 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment"
+)
+
+// The group logs' directories, under the shard's own.
+const (
+	groupsDir  = "groups"
+	cursorsDir = "cursors"
+	deadDir    = "dead"
+)
+
+// shardGroups is every group of one shard, and the shard's two group logs.
+type shardGroups struct {
+	m     *Manager
+	shard *engine.Shard
+	id    engine.StreamID
+	gen   uint32
+
+	// mu guards groups and closed. Read-locked by every operation on a
+	// group (which then takes that group's mu); write-locked to add or
+	// remove a group and to close.
+	mu     sync.RWMutex
+	groups map[string]*group
+	closed error
+
+	cursors *groupLog
+	deadLog *groupLog
+
+	latestMu sync.Mutex       // a leaf
+	latest   map[string]int64 // group -> offset of its live cursor record
+
+	done chan struct{} // closed when the shard's groups close
+}
+
+// openShardGroups opens (creating) the group logs beside the shard's log
+// and rebuilds every group from them.
+func openShardGroups(m *Manager, sh *engine.Shard) (*shardGroups, error) {
+	s := sh.Stream()
+	sg := &shardGroups{m: m, shard: sh, id: s.ID(), gen: s.Info().Generation,
+		groups: map[string]*group{}, latest: map[string]int64{}, done: make(chan struct{})}
+	dir := filepath.Join(sh.Dir(), groupsDir)
+	var err error
+	if sg.cursors, err = sg.openLog(filepath.Join(dir, cursorsDir), sg.keepCursor); err != nil {
+		return nil, err
+	}
+	if sg.deadLog, err = sg.openLog(filepath.Join(dir, deadDir), sg.keepDead); err != nil {
+		sg.cursors.close()
+		return nil, err
+	}
+	if err = sg.rebuild(); err == nil {
+		err = sh.Attach(sg)
+	}
+	if err != nil {
+		sg.cursors.close()
+		sg.deadLog.close()
+		return nil, err
+	}
+	return sg, nil
+}
+
+func (sg *shardGroups) openLog(dir string, keep shardlog.KeepFunc) (*groupLog, error) {
+	o := sg.m.opts
+	l, err := shardlog.Open(shardlog.Options{
+		FS: sg.m.eng.FS(), Dir: dir, Fsync: *o.Fsync, SegmentBytes: o.LogSegmentBytes,
+		BufferBytes: 256 << 10, Logger: o.Logger.With("group_log", dir),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("felix/group: opening %s: %w", dir, err)
+	}
+	return &groupLog{sg: sg, log: l, name: dir, keep: keep}, nil
+}
+
+// rebuild replays both logs: the cursor log gives the groups and their
+// cursors (the last record of each wins; a tombstone deletes), the
+// dead-letter log their dead letters and redriven records.
+func (sg *shardGroups) rebuild() error {
+	err := sg.cursors.replay(func(r *segment.Record) error {
+		name := string(r.Key)
+		if r.Flags&segment.FlagTombstone != 0 {
+			delete(sg.groups, name)
+			delete(sg.latest, name)
+			return nil
+		}
+		cursor, err := decodeCursorValue(r.Value)
+		if err != nil {
+			return fmt.Errorf("%w at offset %d of %s", err, r.Offset, sg.cursors.name)
+		}
+		sg.groups[name] = newGroup(sg, name, cursor)
+		sg.latest[name] = r.Offset
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return sg.deadLog.replay(func(r *segment.Record) error {
+		ev, err := decodeDeadValue(r.Value)
+		if err != nil {
+			return fmt.Errorf("%w at offset %d of %s", err, r.Offset, sg.deadLog.name)
+		}
+		if g := sg.groups[string(r.Key)]; g != nil {
+			g.replayDead(&ev, r.Offset)
+		}
+		return nil
+	})
+}
+
+// replayDead applies one dead-letter log record at rebuild.
+func (g *group) replayDead(ev *deadEvent, at int64) {
+	o := ev.offset
+	switch ev.kind {
+	case kindDead:
+		delete(g.again, o)
+		g.dead[o] = &deadEntry{logOffset: at, DeadLetter: DeadLetter{Offset: o, Deliveries: ev.deliveries,
+			Reason: ev.reason, Detail: ev.detail, At: unixTime(ev.at)}}
+	case kindRedriven:
+		if g.again[o] == nil {
+			g.owed++
+		}
+		delete(g.dead, o)
+		g.again[o] = &slot{state: slotOwed, logOffset: at}
+		g.due = 0
+	case kindDone:
+		if g.again[o] != nil {
+			g.owed--
+		}
+		delete(g.dead, o)
+		delete(g.again, o)
+	}
+}
+
+func (sg *shardGroups) noteLatest(name string, at int64) {
+	sg.latestMu.Lock()
+	sg.latest[name] = at
+	sg.latestMu.Unlock()
+}
+
+// keepCursor keeps the last cursor record of each live group.
+func (sg *shardGroups) keepCursor(r *segment.Record) bool {
+	sg.latestMu.Lock()
+	defer sg.latestMu.Unlock()
+	at, ok := sg.latest[string(r.Key)]
+	return ok && at == r.Offset
+}
+
+// keepDead keeps the record that says where each dead or redriven record
+// stands; the rest (superseded, finished, of deleted groups) goes.
+func (sg *shardGroups) keepDead(r *segment.Record) bool {
+	_, o, err := decodeDeadHead(r.Value)
+	if err != nil {
+		return true // not ours to judge; it refuses at the next rebuild anyway
+	}
+	sg.mu.RLock()
+	defer sg.mu.RUnlock()
+	g := sg.groups[string(r.Key)]
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.liveDeadRecord(o) == r.Offset
+}
+
+// lookup returns the named group; sg.mu is read-locked.
+func (sg *shardGroups) lookup(name string) (*group, error) {
+	if sg.closed != nil {
+		return nil, sg.closed
+	}
+	if g := sg.groups[name]; g != nil {
+		return g, nil
+	}
+	return nil, ErrNotFound
+}
+
+// create adds a group with its first cursor.
+func (sg *shardGroups) create(name string, cursor int64) (*group, error) {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if sg.closed != nil {
+		return nil, sg.closed
+	}
+	if g := sg.groups[name]; g != nil {
+		return g, ErrExists
+	}
+	if len(sg.groups) >= sg.m.opts.GroupsMax {
+		return nil, ErrTooManyGroups
+	}
+	g := newGroup(sg, name, cursor)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.logCursor(); err != nil {
+		return nil, err
+	}
+	sg.groups[name] = g
+	return g, nil
+}
+
+// remove deletes a group: its dead letters and redriven records are
+// logged done, then a tombstone ends it in the cursor log.
+func (sg *shardGroups) remove(name string) error {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if sg.closed != nil {
+		return sg.closed
+	}
+	g := sg.groups[name]
+	if g == nil {
+		return ErrNotFound
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, o := range g.deadAndAgain() {
+		if err := g.logDead(&deadEvent{kind: kindDone, offset: o}, nil); err != nil {
+			return err
+		}
+	}
+	g.entry[0] = shardlog.Entry{Key: g.key, Flags: segment.FlagTombstone}
+	if _, err := sg.cursors.appendAt(g.entry[:], nil); err != nil {
+		return err
+	}
+	sg.latestMu.Lock()
+	delete(sg.latest, name)
+	sg.latestMu.Unlock()
+	g.deleted = true
+	delete(sg.groups, name)
+	g.wake.fire()
+	return nil
+}
+
+func (g *group) deadAndAgain() []int64 {
+	var out []int64
+	for o := range g.dead {
+		out = append(out, o)
+	}
+	for o := range g.again {
+		out = append(out, o)
+	}
+	return out
+}
+
+// names lists the groups, sorted.
+func (sg *shardGroups) names() []string {
+	sg.mu.RLock()
+	defer sg.mu.RUnlock()
+	out := make([]string, 0, len(sg.groups))
+	for n := range sg.groups {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Close ends the shard's groups: waiting polls return, the logs close. The
+// engine calls it when the shard stops (it is attached to the shard);
+// Manager.Release and Manager.Close call it too. Idempotent.
+func (sg *shardGroups) Close() error {
+	return sg.close(ErrClosed)
+}
+
+func (sg *shardGroups) close(why error) error {
+	sg.mu.Lock()
+	if sg.closed != nil {
+		sg.mu.Unlock()
+		return nil
+	}
+	if err := sg.shard.Err(); err != nil {
+		why = err
+	}
+	sg.closed = why
+	for _, g := range sg.groups {
+		g.wake.fire()
+	}
+	sg.mu.Unlock()
+	// No operation runs now (each holds mu read-locked and sees closed), so
+	// nothing appends; a compaction in progress may still read the groups.
+	close(sg.done)
+	err := errors.Join(sg.cursors.close(), sg.deadLog.close())
+	sg.m.forget(sg)
+	return err
+}
