@@ -1,0 +1,177 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/felixbroker/felix/engine"
+)
+
+// Cache is an open cache: its catalog entry and its shards. Every method is
+// safe for concurrent use.
+type Cache struct {
+	store   *Store
+	info    Info
+	ownerID engine.StreamID
+	shards  []*shard
+}
+
+// Info is the cache's catalog entry.
+func (c *Cache) Info() Info { return c.info }
+
+// ID is the cache's name.
+func (c *Cache) ID() ID { return c.info.ID }
+
+// Shards is the number of shards.
+func (c *Cache) Shards() int { return len(c.shards) }
+
+// ShardFor is the shard a key lives on: engine.ShardFor, xxh3(key) mod
+// shards, the same rule a keyed publish follows.
+func (c *Cache) ShardFor(key []byte) int { return engine.ShardFor(key, len(c.shards)) }
+
+// route checks the key and returns its shard and hash.
+func (c *Cache) route(key []byte) (*shard, uint64, error) {
+	switch {
+	case len(key) == 0:
+		return nil, 0, ErrEmptyKey
+	case len(key) > c.store.opts.KeyBytesMax:
+		return nil, 0, fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLarge, len(key), c.store.opts.KeyBytesMax)
+	}
+	h := keyHash(key)
+	return c.shards[int(h%uint64(len(c.shards)))], h, nil
+}
+
+// owned asks the Ownership seam whether this broker leads the shard: every
+// write does, before it touches anything.
+func (c *Cache) owned(shard int) error {
+	if local, leader := c.store.opts.Owner.Leader(c.ownerID, shard); !local {
+		return &engine.NotLeaderError{Stream: c.ownerID, Shard: shard, Leader: leader}
+	}
+	return nil
+}
+
+func (c *Cache) nowNanos() int64 { return c.store.opts.Now().UnixNano() }
+
+// Get returns the key's live value, appended to dst. A key never written,
+// deleted or expired is the zero Item. It waits only when a write of the
+// same key is in flight, for that write's commit.
+func (c *Cache) Get(key, dst []byte) (Item, error) {
+	sh, h, err := c.route(key)
+	if err != nil {
+		return Item{}, err
+	}
+	return sh.get(h, key, dst)
+}
+
+// Put writes value under key, under opts' condition and expiry, and waits
+// for the acknowledgement at the cache's FsyncMode.
+func (c *Cache) Put(key, value []byte, opts PutOptions) (Written, error) {
+	s := syncWrites.Get().(*syncWrite)
+	defer syncWrites.Put(s)
+	if err := c.PutAsync(key, value, opts, s); err != nil {
+		return Written{}, err
+	}
+	<-s.ch
+	return s.res, s.err
+}
+
+// PutAsync is Put without the wait: w is told the answer. It returns an
+// error, and tells w nothing, when the write was refused before anything
+// was appended: a failed condition (*PreconditionError), a shard this
+// broker does not lead (*engine.NotLeaderError), a limit, a stopped shard.
+// key and value are copied before it returns.
+func (c *Cache) PutAsync(key, value []byte, opts PutOptions, w WriteWaiter) error {
+	sh, h, err := c.route(key)
+	if err != nil {
+		return err
+	}
+	if len(value) > c.store.opts.ValueBytesMax {
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrValueTooLarge, len(value), c.store.opts.ValueBytesMax)
+	}
+	expiresAt, err := c.expiry(opts)
+	if err != nil {
+		return err
+	}
+	if err := c.owned(sh.index); err != nil {
+		return err
+	}
+	return sh.put(h, key, value, expiresAt, opts.Cond, w)
+}
+
+// expiry resolves a put's expiry to an absolute time (0: none).
+func (c *Cache) expiry(opts PutOptions) (int64, error) {
+	switch {
+	case opts.TTL < 0 || opts.ExpiresAt < 0:
+		return 0, fmt.Errorf("%w: negative", ErrInvalidExpiry)
+	case opts.TTL > 0 && opts.ExpiresAt > 0:
+		return 0, fmt.Errorf("%w: a TTL and an absolute expiry", ErrInvalidExpiry)
+	case opts.TTL > 0:
+		return c.nowNanos() + int64(opts.TTL), nil
+	}
+	return opts.ExpiresAt, nil
+}
+
+// Delete removes the key's value under cond (CondAlways or CondIfOffset)
+// and waits for the acknowledgement. A key with no live value appends
+// nothing and answers Existed false, Offset -1.
+func (c *Cache) Delete(key []byte, cond Condition) (Written, error) {
+	s := syncWrites.Get().(*syncWrite)
+	defer syncWrites.Put(s)
+	if err := c.DeleteAsync(key, cond, s); err != nil {
+		return Written{}, err
+	}
+	<-s.ch
+	return s.res, s.err
+}
+
+// DeleteAsync is Delete without the wait, as PutAsync is Put. When nothing
+// is appended w is told before DeleteAsync returns.
+func (c *Cache) DeleteAsync(key []byte, cond Condition, w WriteWaiter) error {
+	sh, h, err := c.route(key)
+	if err != nil {
+		return err
+	}
+	if err := c.owned(sh.index); err != nil {
+		return err
+	}
+	return sh.del(h, key, cond, w)
+}
+
+// ShardStats is a shard's size and work, for metrics.
+type ShardStats struct {
+	Keys             int   // index entries (expired ones included until compacted)
+	End              int64 // one past the last acknowledged offset
+	LogBytes         int64
+	Segments         int
+	CompactedThrough int64 // offsets below may have been compacted away
+	Compactions      int64
+	Watches          int
+	Counters         int
+}
+
+// Stats returns a snapshot per shard.
+func (c *Cache) Stats() []ShardStats {
+	out := make([]ShardStats, len(c.shards))
+	for i, sh := range c.shards {
+		ls := sh.log.Stats()
+		sh.ixMu.RLock()
+		keys := sh.ix.len()
+		sh.ixMu.RUnlock()
+		sh.watchMu.Lock()
+		watches := len(sh.watches)
+		sh.watchMu.Unlock()
+		out[i] = ShardStats{Keys: keys, End: ls.End, LogBytes: ls.Bytes, Segments: ls.Segments,
+			CompactedThrough: sh.log.CompactedThrough(), Compactions: sh.compactions.Load(),
+			Watches: watches, Counters: sh.counters.len()}
+	}
+	return out
+}
+
+// stop stops every shard with err (ErrClosed, ErrCacheDropped).
+func (c *Cache) stop(err error) error {
+	var errs []error
+	for _, sh := range c.shards {
+		errs = append(errs, sh.stop(err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,144 @@
+package cache
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// Config is a cache's settings, as the catalog holds them.
+type Config struct {
+	Shards int `json:"shards"`
+	// Durable keeps the cache's logs in the data directory; a cache that
+	// is not durable keeps them in memory and loses them on exit.
+	Durable           bool                `json:"durable"`
+	ReplicationFactor int                 `json:"replication_factor"`
+	Fsync             engine.FsyncSetting `json:"fsync"`
+}
+
+// Info is a cache as the catalog holds it.
+type Info struct {
+	ID         ID        `json:"id"`
+	Config     Config    `json:"config"`
+	Generation uint32    `json:"generation"` // leader epoch of every shard, single broker
+	Created    time.Time `json:"created"`
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Shards == 0 {
+		c.Shards = 1
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = 1
+	}
+	switch {
+	case c.Shards < 1 || c.Shards > engine.ShardsMax:
+		return c, fmt.Errorf("%w: shards %d not in 1..%d", ErrInvalidConfig, c.Shards, engine.ShardsMax)
+	case c.ReplicationFactor != 1:
+		return c, fmt.Errorf("%w: replication factor %d: this broker runs alone, so only 1 is served", ErrInvalidConfig, c.ReplicationFactor)
+	}
+	if _, err := c.Fsync.Mode(shardlog.Periodic(0)); err != nil {
+		return c, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	return c, nil
+}
+
+// Options configure a Store.
+type Options struct {
+	// FS and Dir hold durable caches and counters. With no Dir every cache
+	// lives in memory and counters are not offered.
+	FS  vfs.FS
+	Dir string
+
+	// Fsync is the FsyncMode of durable caches that do not set their own.
+	Fsync shardlog.FsyncMode
+	// Log tuning passed to every shard's logs.
+	SegmentBytes       int64
+	BufferBytes        int
+	IndexIntervalBytes int
+	PrepareSegments    bool
+	TrustIndexes       bool
+
+	// ValueBytesMax bounds a value (the frame limit); KeyBytesMax a key.
+	ValueBytesMax int
+	KeyBytesMax   int
+
+	// CompactEvery is how often the background compactor looks at each
+	// shard (negative: never; tests call Compact). A shard is compacted
+	// when its sealed segments hold CompactMinBytes more than the last
+	// compaction left, and at least as much again.
+	CompactEvery    time.Duration
+	CompactMinBytes int64
+
+	// Watch queue bounds when WatchOptions leaves them zero, and the bound
+	// on a snapshot's values (retained watch, resnapshot).
+	WatchQueueEvents int
+	WatchQueueBytes  int
+	SnapshotBytesMax int
+
+	Catalog Catalog          // default: a FileCatalog in Dir (in memory without one)
+	Owner   engine.Ownership // default: engine.Alone
+	Logger  *slog.Logger
+	Now     func() time.Time // the clock of TTLs and record timestamps
+}
+
+// Defaults.
+const (
+	DefaultValueBytesMax      = 4 << 20
+	DefaultKeyBytesMax        = 4 << 10
+	DefaultBufferBytes        = 1 << 20
+	DefaultIndexIntervalBytes = 1 << 10
+	DefaultCompactEvery       = 30 * time.Second
+	DefaultCompactMinBytes    = 64 << 20
+	DefaultWatchQueueEvents   = 10_000
+	DefaultWatchQueueBytes    = 4 << 20
+	DefaultSnapshotBytesMax   = 256 << 20
+)
+
+func (o Options) withDefaults() Options {
+	if o.Dir == "" {
+		o.FS = nil
+	}
+	if o.ValueBytesMax <= 0 {
+		o.ValueBytesMax = DefaultValueBytesMax
+	}
+	if o.KeyBytesMax <= 0 || o.KeyBytesMax > segment.RecordKeyMax {
+		o.KeyBytesMax = min(max(o.KeyBytesMax, DefaultKeyBytesMax), segment.RecordKeyMax)
+	}
+	if o.BufferBytes <= 0 {
+		o.BufferBytes = DefaultBufferBytes
+	}
+	if o.IndexIntervalBytes <= 0 {
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if o.CompactEvery == 0 {
+		o.CompactEvery = DefaultCompactEvery
+	}
+	if o.CompactMinBytes <= 0 {
+		o.CompactMinBytes = DefaultCompactMinBytes
+	}
+	if o.WatchQueueEvents <= 0 {
+		o.WatchQueueEvents = DefaultWatchQueueEvents
+	}
+	if o.WatchQueueBytes <= 0 {
+		o.WatchQueueBytes = DefaultWatchQueueBytes
+	}
+	if o.SnapshotBytesMax <= 0 {
+		o.SnapshotBytesMax = DefaultSnapshotBytesMax
+	}
+	if o.Owner == nil {
+		o.Owner = engine.Alone{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}

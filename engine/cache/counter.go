@@ -1,0 +1,430 @@
+package cache
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// CounterValue answers counter_add and counter_get: the sum (for an add,
+// including itself) and the offset of the last add folded into it. A
+// counter never written has Exists false, which is not a sum of zero.
+type CounterValue struct {
+	Exists bool
+	Sum    int64
+	Offset int64
+}
+
+// CounterWaiter is told once when an add is acknowledged at the cache's
+// FsyncMode, or failed. It runs on a log goroutine and must not block.
+type CounterWaiter interface {
+	CounterAdded(v CounterValue, err error)
+}
+
+// Counter records in a shard's counters log (segment format, frozen):
+//
+//	add:        key | delta (i64)                           flags 0
+//	checkpoint: key | sum (i64) | offset of the last add (i64)   flags FlagControl
+//
+// A checkpoint carries the sum of every add before it, so compaction may
+// drop everything of its key before it without moving the sum.
+const (
+	deltaBytes      = 8
+	checkpointBytes = 16
+	// checkpointBatch bounds the checkpoints appended in one Append.
+	checkpointBatch = 1024
+)
+
+// counter is one key's folded state.
+type counter struct {
+	sum        int64
+	last       int64 // offset of the last add folded in
+	checkpoint int64 // offset of the key's latest checkpoint; -1 when none
+	dirty      bool  // adds since that checkpoint
+}
+
+// counterSlot is a shard's counters: a log of their own beside the values
+// (a counter and a cache value sharing a key are unrelated), opened on the
+// first counter operation or at open when the shard has one.
+type counterSlot struct {
+	sh *shard
+
+	// mu is the counters' writer lock: it guards everything below and is
+	// held across an add's fold and its append, so sums follow log order.
+	mu       sync.Mutex
+	log      *shardlog.Log
+	sums     map[string]*counter
+	appended int64
+	failErr  error
+	compacts int64 // log bytes after the last compaction
+
+	visMu   sync.Mutex // wakes a get waiting for its add's commit
+	visCond sync.Cond
+	visErr  error // failErr, readable under visMu
+}
+
+func (cs *counterSlot) dir() (vfs.FS, string) {
+	fs, root := cs.sh.c.store.fsFor(cs.sh.c.info.Config)
+	return fs, countersDir(root, cs.sh.c.info.ID, cs.sh.index)
+}
+
+// openIfPresent opens the counters log at shard open when one exists.
+func (cs *counterSlot) openIfPresent() error {
+	if !cs.sh.c.info.Config.Durable {
+		return nil
+	}
+	fs, dir := cs.dir()
+	if names, err := fs.List(dir); err != nil || len(names) == 0 {
+		return nil
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.open()
+}
+
+// open opens and folds the log; called with mu held.
+func (cs *counterSlot) open() error {
+	if cs.log != nil {
+		return cs.failErr
+	}
+	if !cs.sh.c.info.Config.Durable {
+		return ErrNoStorage
+	}
+	if err := cs.sh.usable(); err != nil {
+		return err
+	}
+	fs, dir := cs.dir()
+	l, err := cs.sh.c.store.openLog(cs.sh.c.info, fs, dir, cs.onVisible)
+	if err != nil {
+		return err
+	}
+	cs.sums = map[string]*counter{}
+	if err := cs.fold(l); err != nil {
+		l.Close()
+		return fmt.Errorf("felix/cache: folding the counters of shard %d: %w", cs.sh.index, err)
+	}
+	cs.log, cs.appended, cs.compacts = l, l.End(), l.Stats().Bytes
+	return nil
+}
+
+// fold replays the log into the sums: a checkpoint sets its key's sum, an
+// add adds to it.
+func (cs *counterSlot) fold(l *shardlog.Log) error {
+	buf := make([]byte, 0, rebuildReadBytes+readBufBytes)
+	for from := l.Start(); from < l.End(); {
+		out, next, err := l.Read(from, rebuildReadBytes, buf[:0])
+		if err != nil {
+			return err
+		}
+		it := segment.NewIter(out)
+		for r, ok := it.Next(); ok; r, ok = it.Next() {
+			if err := cs.apply(&r); err != nil {
+				return err
+			}
+		}
+		if it.Err() != nil {
+			return it.Err()
+		}
+		buf, from = out, next
+	}
+	return nil
+}
+
+func (cs *counterSlot) apply(r *segment.Record) error {
+	c := cs.sums[string(r.Key)]
+	if c == nil {
+		c = &counter{checkpoint: -1}
+		cs.sums[string(r.Key)] = c
+	}
+	if isControl(r) {
+		if len(r.Value) != checkpointBytes {
+			return fmt.Errorf("checkpoint at offset %d has %d value bytes", r.Offset, len(r.Value))
+		}
+		c.sum = int64(binary.LittleEndian.Uint64(r.Value))
+		c.last = int64(binary.LittleEndian.Uint64(r.Value[8:]))
+		c.checkpoint, c.dirty = r.Offset, false
+		return nil
+	}
+	if len(r.Value) != deltaBytes {
+		return fmt.Errorf("add at offset %d has %d value bytes", r.Offset, len(r.Value))
+	}
+	c.sum += int64(binary.LittleEndian.Uint64(r.Value))
+	c.last, c.dirty = r.Offset, true
+	return nil
+}
+
+func (cs *counterSlot) onVisible(_, _ int64, _ []byte) {
+	cs.visMu.Lock()
+	cs.visCond.Broadcast()
+	cs.visMu.Unlock()
+}
+
+// fail stops the counters until the cache is reopened; mu held.
+func (cs *counterSlot) fail(err error) {
+	if cs.failErr == nil {
+		cs.failErr = err
+	}
+	cs.visMu.Lock()
+	if cs.visErr == nil {
+		cs.visErr = err
+	}
+	cs.visCond.Broadcast()
+	cs.visMu.Unlock()
+}
+
+// add folds delta into the key's sum and appends it; w is told the sum
+// including it once the add is acknowledged.
+func (cs *counterSlot) add(key []byte, delta int64, w CounterWaiter) error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if err := cs.open(); err != nil {
+		return err
+	}
+	c := cs.sums[string(key)]
+	sum := delta
+	if c != nil {
+		var ok bool
+		if sum, ok = addChecked(c.sum, delta); !ok {
+			return ErrCounterOverflow
+		}
+	}
+	op := counterOps.Get().(*counterOp)
+	op.cs, op.w = cs, w
+	off := cs.appended
+	op.res = CounterValue{Exists: true, Sum: sum, Offset: off}
+	binary.LittleEndian.PutUint64(op.val[:], uint64(delta))
+	op.entry[0] = shardlog.Entry{Key: key, Value: op.val[:]}
+	got, err := cs.log.Append(op.entry[:], cs.sh.gen, op)
+	if err != nil {
+		op.release()
+		cs.fail(err)
+		return err
+	}
+	if got != off {
+		panic(fmt.Sprintf("felix/cache: broken invariant: counters log assigned offset %d where its writer expected %d", got, off))
+	}
+	cs.appended = off + 1
+	if c == nil {
+		c = &counter{checkpoint: -1}
+		cs.sums[string(key)] = c
+	}
+	c.sum, c.last, c.dirty = sum, off, true
+	return nil
+}
+
+func addChecked(a, b int64) (int64, bool) {
+	if (b > 0 && a > math.MaxInt64-b) || (b < 0 && a < math.MinInt64-b) {
+		return 0, false
+	}
+	return a + b, true
+}
+
+// get returns the key's sum once every add folded into it is committed.
+func (cs *counterSlot) get(key []byte) (CounterValue, error) {
+	cs.mu.Lock()
+	if err := cs.open(); err != nil {
+		cs.mu.Unlock()
+		return CounterValue{}, err
+	}
+	c := cs.sums[string(key)]
+	if c == nil {
+		cs.mu.Unlock()
+		return CounterValue{}, nil
+	}
+	v := CounterValue{Exists: true, Sum: c.sum, Offset: c.last}
+	l := cs.log
+	cs.mu.Unlock()
+	cs.visMu.Lock()
+	defer cs.visMu.Unlock()
+	for l.End() <= v.Offset && cs.visErr == nil {
+		cs.visCond.Wait()
+	}
+	if l.End() <= v.Offset {
+		return CounterValue{}, cs.visErr
+	}
+	return v, nil
+}
+
+// compact checkpoints every counter with adds since its last checkpoint,
+// then compacts the sealed segments, dropping each key's records before
+// its latest checkpoint. The Commit syncs the log first, so no add is
+// dropped before the checkpoint that carries it is durable.
+func (cs *counterSlot) compact() (shardlog.CompactionStats, error) {
+	cs.sh.compactRunning.Lock()
+	defer cs.sh.compactRunning.Unlock()
+	cs.mu.Lock()
+	if cs.log == nil {
+		cs.mu.Unlock()
+		return shardlog.CompactionStats{}, nil
+	}
+	err := cs.checkpointAll()
+	l := cs.log
+	cs.mu.Unlock()
+	if err != nil {
+		return shardlog.CompactionStats{}, err
+	}
+	st, err := l.Compact(func(r *segment.Record) bool {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		c := cs.sums[string(r.Key)]
+		return c == nil || r.Offset >= c.checkpoint
+	})
+	if errors.Is(err, shardlog.ErrNothingToCompact) {
+		return st, nil
+	}
+	if err == nil {
+		cs.mu.Lock()
+		cs.compacts = l.Stats().Bytes
+		cs.mu.Unlock()
+	}
+	return st, err
+}
+
+// checkpointAll appends a checkpoint for every dirty counter; mu held.
+func (cs *counterSlot) checkpointAll() error {
+	if cs.failErr != nil {
+		return cs.failErr
+	}
+	var keys []string
+	for k, c := range cs.sums {
+		if c.dirty {
+			keys = append(keys, k)
+		}
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), checkpointBatch)
+		entries := make([]shardlog.Entry, n)
+		for i, k := range keys[:n] {
+			c := cs.sums[k]
+			v := make([]byte, checkpointBytes)
+			binary.LittleEndian.PutUint64(v, uint64(c.sum))
+			binary.LittleEndian.PutUint64(v[8:], uint64(c.last))
+			entries[i] = shardlog.Entry{Key: []byte(k), Value: v, Flags: segment.FlagControl}
+		}
+		first, err := cs.log.Append(entries, cs.sh.gen, nil)
+		if err != nil {
+			cs.fail(err)
+			return err
+		}
+		for i, k := range keys[:n] {
+			c := cs.sums[k]
+			c.checkpoint, c.dirty = first+int64(i), false
+		}
+		cs.appended = first + int64(n)
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// due reports whether the counters log has grown enough to compact.
+func (cs *counterSlot) due() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.log == nil {
+		return false
+	}
+	grown := cs.log.Stats().Bytes - cs.compacts
+	return grown >= cs.sh.c.store.opts.CompactMinBytes && grown >= cs.compacts
+}
+
+func (cs *counterSlot) len() int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return len(cs.sums)
+}
+
+func (cs *counterSlot) close() error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.log == nil {
+		return nil
+	}
+	cs.fail(ErrClosed)
+	return cs.log.Close()
+}
+
+// counterOp is one add between its append and its acknowledgement; pooled.
+type counterOp struct {
+	cs    *counterSlot
+	w     CounterWaiter
+	res   CounterValue
+	val   [deltaBytes]byte
+	entry [1]shardlog.Entry
+}
+
+var counterOps = sync.Pool{New: func() any { return new(counterOp) }}
+
+func (op *counterOp) release() {
+	*op = counterOp{}
+	counterOps.Put(op)
+}
+
+func (op *counterOp) Committed(_, _ int64, err error) {
+	cs, w, res := op.cs, op.w, op.res
+	op.release()
+	if err != nil {
+		cs.mu.Lock()
+		cs.fail(err)
+		cs.mu.Unlock()
+	}
+	if w != nil {
+		w.CounterAdded(res, err)
+	}
+}
+
+type syncAdd struct {
+	ch  chan struct{}
+	res CounterValue
+	err error
+}
+
+var syncAdds = sync.Pool{New: func() any { return &syncAdd{ch: make(chan struct{}, 1)} }}
+
+func (s *syncAdd) CounterAdded(v CounterValue, err error) {
+	s.res, s.err = v, err
+	s.ch <- struct{}{}
+}
+
+// CounterAdd folds delta into the counter at key and waits for the
+// acknowledgement; the answer is the sum including this add. At least
+// once: an add retried after a lost acknowledgement is counted twice (adds
+// carry no identity to deduplicate). Offered only by a durable cache
+// (ErrNoStorage otherwise).
+func (c *Cache) CounterAdd(key []byte, delta int64) (CounterValue, error) {
+	s := syncAdds.Get().(*syncAdd)
+	defer syncAdds.Put(s)
+	if err := c.CounterAddAsync(key, delta, s); err != nil {
+		return CounterValue{}, err
+	}
+	<-s.ch
+	return s.res, s.err
+}
+
+// CounterAddAsync is CounterAdd without the wait: w is told the answer. An
+// error returned means nothing was appended and w is told nothing.
+func (c *Cache) CounterAddAsync(key []byte, delta int64, w CounterWaiter) error {
+	sh, _, err := c.route(key)
+	if err != nil {
+		return err
+	}
+	if err := c.owned(sh.index); err != nil {
+		return err
+	}
+	return sh.counters.add(key, delta, w)
+}
+
+// CounterGet returns the counter at key: Exists false when it was never
+// written. It waits, if an add of it is in flight, for that add's commit.
+func (c *Cache) CounterGet(key []byte) (CounterValue, error) {
+	sh, _, err := c.route(key)
+	if err != nil {
+		return CounterValue{}, err
+	}
+	return sh.counters.get(key)
+}

@@ -1,0 +1,157 @@
+// Package cache is one broker's log-backed key/value caches: put, get and
+// delete with TTLs and conditions, compaction, key and prefix watches
+// (resumable, retained), and counters, for caches scoped (tenant,
+// namespace, cache, key) and sharded like streams. The network handlers
+// and the cluster layer build on its API; it knows nothing of sockets.
+//
+// It must never acknowledge a write below its cache's FsyncMode, never let
+// a writer wait for a watcher, never renumber an offset or rewrite a record
+// in place, never deliver a silent gap to a watch, and never answer a read
+// from state a crash could still take back (a get waits for the write it
+// sees to commit).
+//
+// # Storage
+//
+// A cache is a log: every shard of it is a shardlog.Log, and a write
+// appends one record (a delete a tombstone). With a storage directory
+// (Options.Dir) a cache created durable keeps its logs there and survives
+// restarts; without one, or when created not durable, its logs live in
+// process memory (package volatile: the same logs, format, compaction and
+// watches, lost on exit). Counters need durable storage (ErrNoStorage
+// otherwise).
+//
+//	<dir>/caches/catalog.json                       the cache catalog (Catalog)
+//	<dir>/caches/<tenant>/<ns>/<cache>/shard-NNNN/values/    the shard's log
+//	<dir>/caches/<tenant>/<ns>/<cache>/shard-NNNN/counters/  its counters' log
+//
+// A key's shard is xxh3(key) mod shards (engine.ShardFor). Records (segment
+// format; flags from the registry in package segment):
+//
+//	put           key | value                              flags 0
+//	put with TTL  key | expiry (i64 unix ns) | value        FlagExpiry
+//	delete        key |                                     FlagTombstone
+//	counter add   key | delta (i64)                         flags 0 (counters log)
+//	checkpoint    key | sum (i64) | last add offset (i64)   FlagControl (counters log)
+//
+// # The index
+//
+// Each shard keeps, in memory, key -> offset of the record holding the
+// key's live value: a map from the key's 64-bit xxh3 hash to the offset
+// (16 bytes a slot), and for the rare second key of a shared hash a
+// collision map keyed by the whole key. No key is stored: an entry is
+// confirmed by reading the key of the record it names (every get reads the
+// record anyway; a writer reads it, or finds it in the ring of writes not
+// yet visible). Expiry is not in the index either: it is in the record.
+// The index is rebuilt at open by replaying the log (RecoveryInfo and the
+// rebuild benchmark give its rate).
+//
+// A write, under the shard's writer lock: read the key's state (index,
+// then its record), check the condition (a *PreconditionError carries the
+// current offset), point the index at the offset the append will get, then
+// append. So the index always names the newest write, and a get that finds
+// an offset not yet visible waits for that commit (one group commit at
+// most) rather than answer from a write a crash could lose.
+//
+// # TTL
+//
+// An expiry is an absolute time stored in the record, checked lazily on
+// every access against Options.Now: a value lives while now < expiry, so
+// one that passes while the broker is down has passed. Expiry appends
+// nothing (and so no watch sees it); compaction drops expired values and
+// their index entries.
+//
+// # Compaction
+//
+// Compaction rewrites a shard's sealed segments keeping only the records
+// the index names and that have not expired; superseded values, deletes and
+// expired values go (a delete may go because compaction always starts at
+// the log's first segment, so every older value of its key goes in the
+// same pass). Offsets never change: the log keeps gaps. It runs in the
+// background (Options.CompactEvery, when a shard has grown by
+// CompactMinBytes and by as much as it held) or on Compact, never blocking
+// writes:
+//
+//	prepare (writes and reads go on)
+//	  shardlog reads every sealed segment, KeepFunc asks the index,
+//	  the kept records are written whole into compact-<base>.part files,
+//	  each synced, the directory synced
+//	swap (compactMu held exclusively; the writer lock taken and released
+//	      first, so every write the decisions relied on is appended)
+//	  1. sync the log: those writes are durable before anything is dropped
+//	  2. write and sync compact.commit, sync the directory  <- commit point
+//	  3. remove the old segments and indexes, sync the directory
+//	  4. rename each part to its segment name, sync the directory
+//	  5. remove compact.commit, sync the directory
+//	  6. swap the segment list in memory
+//	then drop the index entries of the expired values removed
+//
+// Opening a log finishes a swap whose commit file is whole (steps 3 to 5
+// are idempotent) and otherwise removes the parts: a crash at any step
+// leaves the old segments or the new, never a mixture (see shardlog).
+// Reads from an offset compaction removed start at the next record.
+//
+// # Watches
+//
+// A watch delivers the writes of one key, or of a prefix on one shard, in
+// the shard's write order, each with its offset: a put with its value, a
+// delete with none. Live records reach it through the log's OnVisible, on
+// the committer, into a bounded queue; a full queue ends the watch with a
+// *LaggedError naming the first offset it missed (a filtered watch's
+// offsets are sparse, so a drop is otherwise invisible).
+//
+// Resume by offset registers before it reads: the watch joins the shard's
+// set not live, reads history from the log until a read finds nothing,
+// then goes live under the shard's watchMu, where no record can become
+// visible between its last read and the switch; live records below its
+// position are skipped. No gap, no duplicate. Each history read checks the
+// log's CompactedThrough and reads under compactMu held shared, so a
+// compaction swap cannot slip between check and read: a resume offset
+// below CompactedThrough starts with a resnapshot instead, and a catch-up
+// that compaction overtakes ends lagged (Compacted), from where a resume
+// resnapshots.
+//
+// A retained watch (and a resnapshot) takes a cut under the writer lock:
+// the next offset to be written. It registers live from the cut at once,
+// then gathers the matching keys' values as of the cut (the index for a
+// key; for a prefix, a scan of the log below the cut), each at the offset
+// of the write that produced it, holding compactMu shared so none is
+// compacted away meanwhile. Started reports how many snapshot events come
+// first (a definite zero for an empty key); every write below the cut is
+// in the snapshot and every write from it on is delivered live.
+//
+// # Counters
+//
+// A counter lives in its shard's counters log, beside the values (a
+// counter and a value sharing a key are unrelated). An add folds its delta
+// into the in-memory sum under the counters' writer lock and appends it;
+// the answer is the sum including it. Compaction first appends a
+// checkpoint (the folded sum and the offset of the last add) for every
+// counter added to since its last one, then drops every record of a key
+// before that key's latest checkpoint; the swap's sync makes the
+// checkpoints durable first. So neither a sum nor an offset moves. Adds are
+// at least once: a retried add after a lost acknowledgement counts twice.
+//
+// # Ownership
+//
+// Every write (put, delete, counter add) first asks engine.Ownership about
+// the shard, under the engine.StreamID ID.OwnershipID() names
+// ("cache:<name>"), and is refused with an *engine.NotLeaderError when this
+// broker does not lead it.
+//
+// # Locks and goroutines
+//
+// Lock order, per shard:
+//
+//	compactRunning -> compactMu -> writeMu -> ixMu
+//	                               writeMu -> watchMu -> Watch.mu
+//	visMu (alone)      counterSlot.mu -> counterSlot.visMu
+//
+// writeMu serializes writes (and is held across the append, which may wait
+// for buffer room); ixMu guards the index against concurrent gets. The
+// log's committer runs OnVisible, which takes visMu, then watchMu and each
+// Watch.mu, and the write waiters, which take visMu when a write failed:
+// so nothing holds watchMu, Watch.mu or visMu while it appends. A failed
+// log stops the shard (every operation returns the failure) until the
+// cache is reopened and its index rebuilt from disk. Store.mu guards the
+// table of caches and is never held while a shard is used.
+package cache

@@ -1,0 +1,84 @@
+package cache
+
+import "sync"
+
+// Item answers a get. A key with no live value (never written, deleted or
+// expired) is the zero Item.
+type Item struct {
+	Found     bool
+	Offset    int64 // the log offset of the write that produced the value
+	ExpiresAt int64 // unix ns; 0 when the value does not expire
+	Value     []byte
+}
+
+// readBuf is scratch for one read: records are read whole into it.
+type readBuf struct{ b []byte }
+
+const readBufBytes = 16 << 10
+
+var readBufs = sync.Pool{New: func() any { return &readBuf{b: make([]byte, 0, readBufBytes)} }}
+
+// readBufKeepMax: a buffer a large value grew past it is left to the
+// collector rather than kept in the pool.
+const readBufKeepMax = 1 << 20
+
+func putReadBuf(b *readBuf) {
+	if cap(b.b) > readBufKeepMax {
+		b.b = make([]byte, 0, readBufBytes)
+	}
+	readBufs.Put(b)
+}
+
+// get looks the key up and reads its record, appending the value to dst.
+// A read racing a write of the same key waits for that write's commit; a
+// lookup that loses a race with a later write (its record superseded and
+// compacted away meanwhile) looks again.
+func (sh *shard) get(h uint64, key, dst []byte) (Item, error) {
+	buf := readBufs.Get().(*readBuf)
+	defer putReadBuf(buf)
+	for {
+		if err := sh.usable(); err != nil {
+			return Item{}, err
+		}
+		sh.ixMu.RLock()
+		off, certain, ok := sh.ix.candidate(h, key)
+		sh.ixMu.RUnlock()
+		if !ok {
+			return Item{}, nil
+		}
+		if off >= sh.log.End() {
+			if err := sh.waitVisible(off); err != nil {
+				return Item{}, err
+			}
+			continue
+		}
+		r, out, present, err := sh.readRecord(off, buf.b[:0])
+		buf.b = out[:0]
+		if err != nil {
+			return Item{}, err
+		}
+		if !present {
+			if sh.stillNames(h, key, off) {
+				return Item{}, nil // expired, and compaction removed it
+			}
+			continue
+		}
+		if !certain && !keyIs(r.Key, key) {
+			return Item{}, nil // the hash belongs to another key
+		}
+		value, exp, err := valueOf(&r)
+		if err != nil {
+			return Item{}, err
+		}
+		if expired(exp, sh.c.nowNanos()) {
+			return Item{}, nil
+		}
+		return Item{Found: true, Offset: off, ExpiresAt: exp, Value: append(dst, value...)}, nil
+	}
+}
+
+func (sh *shard) stillNames(h uint64, key []byte, off int64) bool {
+	sh.ixMu.RLock()
+	defer sh.ixMu.RUnlock()
+	return sh.ix.names(h, key, off)
+}

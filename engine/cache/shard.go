@@ -1,0 +1,195 @@
+package cache
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment"
+)
+
+// shard is one shard of a cache: its log, its index, its watches and (for a
+// durable cache) its counters. See doc.go for the lock order.
+type shard struct {
+	c     *Cache
+	index int
+	log   *shardlog.Log
+	gen   uint32
+
+	// writeMu serializes the shard's writes: the condition check, the
+	// index update and the append happen under it, so the index always
+	// names the newest write and offsets are assigned in index order.
+	writeMu  sync.Mutex
+	appended int64       // the offset the next append gets
+	pending  pendingRing // writes appended and not yet visible
+	frame    []byte      // scratch: a value framed with its expiry
+	headBuf  []byte      // scratch: the record an index entry names
+
+	ixMu sync.RWMutex // guards ix: writers change it holding writeMu too
+	ix   index
+
+	// compactMu is held shared by readers that must see every record
+	// from an offset on (a watch's catch-up, a snapshot), and exclusively
+	// by the swap of a compaction, so such a reader checks the log's
+	// CompactedThrough and reads as one step.
+	compactMu        sync.RWMutex
+	compactedBytes   atomic.Int64 // log bytes the last compaction left
+	compactions      atomic.Int64
+	compactRunning   sync.Mutex // one compaction of this shard at a time
+	expiredCompacted atomic.Int64
+
+	// visMu and visCond wake readers waiting for a write to become
+	// visible; failErr (under visMu, flagged by failed) stops the shard.
+	visMu   sync.Mutex
+	visCond sync.Cond
+	failed  atomic.Bool
+	failErr error
+
+	watchMu sync.Mutex // guards watches and stopped; taken by onVisible
+	watches map[*Watch]struct{}
+	stopped error
+
+	counters counterSlot
+}
+
+func newShard(c *Cache, index int) *shard {
+	sh := &shard{c: c, index: index, gen: c.info.Generation, ix: newIndex(), watches: map[*Watch]struct{}{}}
+	sh.visCond.L = &sh.visMu
+	sh.counters.sh = sh
+	sh.counters.visCond.L = &sh.counters.visMu
+	return sh
+}
+
+// usable returns why the shard stopped serving, or nil.
+func (sh *shard) usable() error {
+	if !sh.failed.Load() {
+		return nil
+	}
+	sh.visMu.Lock()
+	defer sh.visMu.Unlock()
+	return sh.failErr
+}
+
+// fail stops the shard: its log failed (only reopening the cache clears
+// that, rebuilding the index from disk) or it is closing. Every waiting
+// reader wakes and every later operation returns err.
+func (sh *shard) fail(err error) {
+	sh.visMu.Lock()
+	if sh.failErr == nil {
+		sh.failErr = err
+		sh.failed.Store(true)
+		if err != ErrClosed && err != ErrCacheDropped {
+			sh.c.store.opts.Logger.Error("cache shard failed; reopen the cache to serve it again",
+				"cache", sh.c.info.ID.String(), "shard", sh.index, "err", err)
+		}
+	}
+	sh.visCond.Broadcast()
+	sh.visMu.Unlock()
+}
+
+// waitVisible waits until the record at off is visible or the shard stops.
+// Only a read racing the write of the same key waits, for one commit.
+func (sh *shard) waitVisible(off int64) error {
+	sh.visMu.Lock()
+	defer sh.visMu.Unlock()
+	for sh.log.End() <= off && sh.failErr == nil {
+		sh.visCond.Wait()
+	}
+	return sh.failErr
+}
+
+// onVisible runs on the log's committer each time records become visible:
+// it wakes waiting readers, then hands the records to the watches.
+func (sh *shard) onVisible(_, _ int64, records []byte) {
+	sh.visMu.Lock()
+	sh.visCond.Broadcast()
+	sh.visMu.Unlock()
+	sh.fanOut(records)
+}
+
+// readRecord reads the record at off into dst (appending) without waiting.
+// present is false when no record has that offset any more (compaction
+// removed it).
+func (sh *shard) readRecord(off int64, dst []byte) (r segment.Record, out []byte, present bool, err error) {
+	out, _, err = sh.log.Read(off, 1, dst)
+	if err != nil {
+		return segment.Record{}, dst, false, err
+	}
+	it := segment.NewIter(out[len(dst):])
+	r, ok := it.Next()
+	if !ok || r.Offset != off {
+		return segment.Record{}, out, false, it.Err()
+	}
+	return r, out, true, nil
+}
+
+// stop ends the shard's watches with err and closes its logs.
+func (sh *shard) stop(err error) error {
+	sh.fail(err)
+	sh.endWatches(err)
+	sh.compactRunning.Lock() // let a running compaction finish first
+	defer sh.compactRunning.Unlock()
+	errs := sh.counters.close()
+	if cerr := sh.log.Close(); errs == nil {
+		errs = cerr
+	}
+	return errs
+}
+
+// pendingRing holds the key and expiry of each write appended and not yet
+// visible, so a writer can tell which key an index entry names without
+// waiting for the record to become readable. Only the shard's writer
+// appends to its log, so the offsets held are dense. Guarded by writeMu;
+// the slots' key buffers are reused, so steady state allocates nothing.
+type pendingRing struct {
+	first int64 // offset of slots[head]
+	head  int
+	n     int
+	slots []pendingWrite
+}
+
+type pendingWrite struct {
+	key       []byte
+	expiresAt int64
+}
+
+// trim forgets the writes below visible.
+func (p *pendingRing) trim(visible int64) {
+	for p.n > 0 && p.first < visible {
+		p.head = (p.head + 1) % len(p.slots)
+		p.first++
+		p.n--
+	}
+}
+
+// push remembers the write at off, which must follow the last one held.
+func (p *pendingRing) push(off int64, key []byte, expiresAt int64) {
+	if p.n == 0 {
+		p.first = off
+	} else if off != p.first+int64(p.n) {
+		panic("felix/cache: broken invariant: the shard's writes are not dense in its log")
+	}
+	if p.n == len(p.slots) {
+		p.grow()
+	}
+	s := &p.slots[(p.head+p.n)%len(p.slots)]
+	s.key = append(s.key[:0], key...)
+	s.expiresAt = expiresAt
+	p.n++
+}
+
+func (p *pendingRing) grow() {
+	next := make([]pendingWrite, max(64, 2*len(p.slots)))
+	for i := range p.n {
+		next[i] = p.slots[(p.head+i)%len(p.slots)]
+	}
+	p.slots, p.head = next, 0
+}
+
+// get returns the write at off if it is held.
+func (p *pendingRing) get(off int64) (pendingWrite, bool) {
+	if p.n == 0 || off < p.first || off >= p.first+int64(p.n) {
+		return pendingWrite{}, false
+	}
+	return p.slots[(p.head+int(off-p.first))%len(p.slots)], true
+}

@@ -1,0 +1,245 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/felixbroker/felix/engine/cache/volatile"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// Store is one broker's caches. Safe for concurrent use.
+type Store struct {
+	opts Options
+	mem  *volatile.FS // the logs of caches that are not durable
+
+	mu     sync.RWMutex // guards caches and closed
+	caches map[ID]*Cache
+	closed bool
+
+	stopCompactor chan struct{}
+	compactorDone chan struct{}
+}
+
+// Open opens every cache in the catalog, recovering each durable shard's
+// logs and rebuilding its index; a shard that refuses to open (corruption)
+// fails Open with an error naming it. Caches that are not durable come back
+// empty (their catalog entries persist when the store has a directory).
+func Open(opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	if opts.Catalog == nil {
+		c, err := OpenFileCatalog(opts.FS, cachesDir(opts.Dir))
+		if err != nil {
+			return nil, err
+		}
+		opts.Catalog = c
+	}
+	s := &Store{opts: opts, mem: volatile.New(), caches: map[ID]*Cache{},
+		stopCompactor: make(chan struct{}), compactorDone: make(chan struct{})}
+	for _, info := range opts.Catalog.List() {
+		c, err := s.openCache(info)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.caches[info.ID] = c
+	}
+	go s.compactor()
+	return s, nil
+}
+
+// Durable reports whether the store has a storage directory: durable caches
+// and counters are offered only then.
+func (s *Store) Durable() bool { return s.opts.FS != nil }
+
+// Create creates a cache and opens its shards.
+func (s *Store) Create(id ID, cfg Config) (Info, error) {
+	if err := id.Check(); err != nil {
+		return Info{}, err
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Info{}, err
+	}
+	if cfg.Durable && !s.Durable() {
+		return Info{}, ErrNoStorage
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Info{}, ErrClosed
+	}
+	if _, ok := s.caches[id]; ok {
+		return Info{}, ErrCacheExists
+	}
+	info := Info{ID: id, Config: cfg, Generation: 1, Created: s.opts.Now().UTC()}
+	if err := s.opts.Catalog.Create(info); err != nil {
+		return Info{}, err
+	}
+	c, err := s.openCache(info)
+	if err != nil {
+		_ = s.opts.Catalog.Delete(id)
+		return Info{}, err
+	}
+	s.caches[id] = c
+	s.opts.Logger.Info("cache created", "cache", id.String(), "shards", cfg.Shards, "durable", cfg.Durable)
+	return info, nil
+}
+
+// Drop ends the cache's watches, closes its shards and removes it, its
+// values and its counters.
+func (s *Store) Drop(id ID) error {
+	s.mu.Lock()
+	c, ok := s.caches[id]
+	if ok {
+		delete(s.caches, id)
+	}
+	s.mu.Unlock()
+	if !ok {
+		return ErrCacheNotFound
+	}
+	if err := s.opts.Catalog.Delete(id); err != nil {
+		return err
+	}
+	errs := []error{c.stop(ErrCacheDropped)}
+	fs, root := s.fsFor(c.info.Config)
+	errs = append(errs, removeTree(fs, cacheDir(root, id)))
+	s.opts.Logger.Info("cache dropped", "cache", id.String())
+	return errors.Join(errs...)
+}
+
+// Cache returns an open cache, or ErrCacheNotFound.
+func (s *Store) Cache(id ID) (*Cache, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	c, ok := s.caches[id]
+	if !ok {
+		return nil, ErrCacheNotFound
+	}
+	return c, nil
+}
+
+// List lists the caches of a tenant and namespace (all when empty).
+func (s *Store) List(tenant, namespace string) []Info {
+	var out []Info
+	for _, info := range s.opts.Catalog.List() {
+		if (tenant == "" || info.ID.Tenant == tenant) && (namespace == "" || info.ID.Namespace == namespace) {
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+// Close stops the compactor and every cache, syncing and closing the logs.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	caches := s.caches
+	s.caches = map[ID]*Cache{}
+	s.mu.Unlock()
+	close(s.stopCompactor)
+	<-s.compactorDone
+	var errs []error
+	for _, c := range caches {
+		errs = append(errs, c.stop(ErrClosed))
+	}
+	return errors.Join(errs...)
+}
+
+// fsFor is where a cache's logs live: the data directory, or memory.
+func (s *Store) fsFor(cfg Config) (vfs.FS, string) {
+	if cfg.Durable {
+		return s.opts.FS, s.opts.Dir
+	}
+	return s.mem, "/"
+}
+
+func (s *Store) openCache(info Info) (*Cache, error) {
+	if info.Config.Durable && !s.Durable() {
+		return nil, fmt.Errorf("felix/cache: opening %s: %w", info.ID, ErrNoStorage)
+	}
+	c := &Cache{store: s, info: info, ownerID: info.ID.OwnershipID()}
+	for i := range info.Config.Shards {
+		sh, err := s.openShard(c, i)
+		if err != nil {
+			c.stop(ErrClosed)
+			return nil, fmt.Errorf("felix/cache: opening %s shard %d: %w", info.ID, i, err)
+		}
+		c.shards = append(c.shards, sh)
+	}
+	return c, nil
+}
+
+// openShard opens a shard's log and rebuilds its index, and opens its
+// counters when it has any.
+func (s *Store) openShard(c *Cache, i int) (*shard, error) {
+	sh := newShard(c, i)
+	fs, root := s.fsFor(c.info.Config)
+	l, err := s.openLog(c.info, fs, valuesDir(root, c.info.ID, i), sh.onVisible)
+	if err != nil {
+		return nil, err
+	}
+	sh.log = l
+	began := time.Now()
+	records, err := sh.rebuild()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	sh.compactedBytes.Store(l.Stats().Bytes)
+	if err := sh.counters.openIfPresent(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	s.opts.Logger.Info("cache shard open", "cache", c.info.ID.String(), "shard", i, "records", records,
+		"keys", sh.ix.len(), "rebuild", time.Since(began))
+	return sh, nil
+}
+
+func (s *Store) openLog(info Info, fs vfs.FS, dir string, onVisible func(int64, int64, []byte)) (*shardlog.Log, error) {
+	mode := shardlog.None()
+	if info.Config.Durable {
+		var err error
+		if mode, err = info.Config.Fsync.Mode(s.opts.Fsync); err != nil {
+			return nil, err
+		}
+	}
+	o := s.opts
+	return shardlog.Open(shardlog.Options{
+		FS: fs, Dir: dir, Fsync: mode,
+		SegmentBytes: o.SegmentBytes, BufferBytes: o.BufferBytes, IndexIntervalBytes: o.IndexIntervalBytes,
+		PrepareSegments: o.PrepareSegments && info.Config.Durable, TrustIndexes: o.TrustIndexes,
+		OnVisible: onVisible, Logger: o.Logger.With("cache", info.ID.String(), "dir", dir), Now: o.Now,
+	})
+}
+
+// removeTree removes every file under dir. The FS seam has no directory
+// removal, so empty directories stay; a cache created again under the same
+// name starts from empty shard directories.
+func removeTree(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if err != nil {
+		if errors.Is(err, vfs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, n := range names {
+		p := dir + "/" + n
+		if err := fs.Remove(p); err != nil {
+			errs = append(errs, removeTree(fs, p))
+		}
+	}
+	return errors.Join(errs...)
+}

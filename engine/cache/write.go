@@ -1,0 +1,242 @@
+package cache
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment"
+)
+
+// CondKind says when a write applies.
+type CondKind uint8
+
+// The conditions, as the wire carries them.
+const (
+	CondAlways   CondKind = iota // apply unconditionally
+	CondIfAbsent                 // put only if the key holds no live value
+	CondIfOffset                 // only if the key's live value was written at Condition.Offset
+)
+
+// Condition is a write's precondition. A failed one is a
+// *PreconditionError carrying the key's current offset.
+type Condition struct {
+	Kind   CondKind
+	Offset int64 // for CondIfOffset
+}
+
+// PutOptions are a put's condition and expiry. At most one of TTL (from
+// now, on the store's clock) and ExpiresAt (unix ns) may be set; the value
+// lives while now < its expiry.
+type PutOptions struct {
+	Cond      Condition
+	TTL       time.Duration
+	ExpiresAt int64
+}
+
+// Written answers a put or delete: whether the key held a live value
+// before, the offset of the record appended (-1 for a delete of a key that
+// held none, which appends nothing), and the expiry now in force.
+type Written struct {
+	Existed   bool
+	Offset    int64
+	ExpiresAt int64
+}
+
+// WriteWaiter is told once when a write is acknowledged at its cache's
+// FsyncMode, or failed (then nothing of it may be assumed durable). It runs
+// on a log goroutine, or on the caller's when the write appended nothing,
+// and must not block.
+type WriteWaiter interface {
+	CacheWritten(w Written, err error)
+}
+
+// state is what the index says of a key, as the writer sees it.
+type state struct {
+	entry     bool  // the index has an entry for the key
+	found     bool  // ... and it names a live value (not expired)
+	offset    int64 // the live value's offset; -1 when none
+	expiresAt int64
+	slot      slot // the table the entry is in, or a new entry goes to
+}
+
+func (c Condition) holds(st state) error {
+	switch c.Kind {
+	case CondAlways:
+		return nil
+	case CondIfAbsent:
+		if !st.found {
+			return nil
+		}
+	case CondIfOffset:
+		if st.found && st.offset == c.Offset {
+			return nil
+		}
+	default:
+		return fmt.Errorf("%w: kind %d", ErrInvalidCondition, c.Kind)
+	}
+	return &PreconditionError{Exists: st.found, Current: st.offset}
+}
+
+// current reads the key's state. An entry the main table holds for the
+// key's hash is confirmed by the key of the record it names: from the
+// pending ring when the write is not visible yet, from the log otherwise.
+// Called under writeMu.
+func (sh *shard) current(h uint64, key []byte, now int64) (state, error) {
+	off, certain, ok := sh.ix.candidate(h, key)
+	if !ok {
+		return state{offset: -1, slot: slotMain}, nil
+	}
+	s := slotMain
+	if certain {
+		s = slotCollide
+	}
+	recKey, exp, present, err := sh.head(off)
+	switch {
+	case err != nil:
+		return state{}, err
+	case !present: // expired and removed by compaction; the entry is dead
+		return state{entry: true, offset: -1, slot: s}, nil
+	case !certain && !keyIs(recKey, key): // another key holds the hash
+		return state{offset: -1, slot: slotCollide}, nil
+	case expired(exp, now):
+		return state{entry: true, offset: -1, slot: s}, nil
+	}
+	return state{entry: true, found: true, offset: off, expiresAt: exp, slot: s}, nil
+}
+
+// head returns the key and expiry of the put at off; present is false when
+// no record has that offset any more. Called under writeMu.
+func (sh *shard) head(off int64) (key []byte, expiresAt int64, present bool, err error) {
+	sh.pending.trim(sh.log.End())
+	if pw, ok := sh.pending.get(off); ok {
+		return pw.key, pw.expiresAt, true, nil
+	}
+	r, out, present, err := sh.readRecord(off, sh.headBuf[:0])
+	sh.headBuf = out
+	if err != nil || !present {
+		return nil, 0, false, err
+	}
+	_, exp, err := valueOf(&r)
+	return r.Key, exp, true, err
+}
+
+// put applies a put under its condition. The index names the new offset
+// before the append, so the write is readable (after its commit) the
+// moment it can be acknowledged.
+func (sh *shard) put(h uint64, key, value []byte, expiresAt int64, cond Condition, w WriteWaiter) error {
+	sh.writeMu.Lock()
+	defer sh.writeMu.Unlock()
+	if err := sh.usable(); err != nil {
+		return err
+	}
+	st, err := sh.current(h, key, sh.c.nowNanos())
+	if err != nil {
+		return err
+	}
+	if err := cond.holds(st); err != nil {
+		return err
+	}
+	var val []byte
+	var flags uint16
+	sh.frame, val, flags = frameValue(sh.frame, value, expiresAt)
+	off := sh.appended
+	sh.ixMu.Lock()
+	sh.ix.set(h, key, st.slot, off)
+	sh.ixMu.Unlock()
+	return sh.append(key, val, flags, expiresAt, Written{Existed: st.found, Offset: off, ExpiresAt: expiresAt}, w)
+}
+
+// del applies a delete under its condition. A key with no live value
+// appends nothing (an expired entry is simply dropped from the index).
+func (sh *shard) del(h uint64, key []byte, cond Condition, w WriteWaiter) error {
+	if cond.Kind == CondIfAbsent {
+		return fmt.Errorf("%w: a delete cannot be conditional on absence", ErrInvalidCondition)
+	}
+	sh.writeMu.Lock()
+	defer sh.writeMu.Unlock()
+	if err := sh.usable(); err != nil {
+		return err
+	}
+	st, err := sh.current(h, key, sh.c.nowNanos())
+	if err != nil {
+		return err
+	}
+	if err := cond.holds(st); err != nil {
+		return err
+	}
+	if st.entry {
+		sh.ixMu.Lock()
+		sh.ix.remove(h, key, st.slot)
+		sh.ixMu.Unlock()
+	}
+	if !st.found {
+		w.CacheWritten(Written{Offset: -1}, nil)
+		return nil
+	}
+	return sh.append(key, nil, segment.FlagTombstone, 0, Written{Existed: true, Offset: sh.appended}, w)
+}
+
+// append appends one record at the offset the writer predicted. A refused
+// append (a failed or closing log) stops the shard: the index already
+// names the offset, and only a reopen rebuilds it from disk.
+func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Written, w WriteWaiter) error {
+	op := writeOps.Get().(*writeOp)
+	op.sh, op.w, op.res = sh, w, res
+	op.entry[0] = shardlog.Entry{Key: key, Value: val, Flags: flags}
+	off, err := sh.log.Append(op.entry[:], sh.gen, op)
+	if err != nil {
+		op.release()
+		sh.fail(err)
+		return err
+	}
+	if off != res.Offset {
+		panic(fmt.Sprintf("felix/cache: broken invariant: shard log assigned offset %d where its writer expected %d", off, res.Offset))
+	}
+	sh.appended = off + 1
+	sh.pending.push(off, key, expiresAt)
+	return nil
+}
+
+// writeOp is one write between its append and its acknowledgement. Pooled:
+// steady-state writing allocates nothing.
+type writeOp struct {
+	sh    *shard
+	w     WriteWaiter
+	res   Written
+	entry [1]shardlog.Entry
+}
+
+var writeOps = sync.Pool{New: func() any { return new(writeOp) }}
+
+func (op *writeOp) release() {
+	*op = writeOp{}
+	writeOps.Put(op)
+}
+
+// Committed is the log's acknowledgement.
+func (op *writeOp) Committed(_, _ int64, err error) {
+	sh, w, res := op.sh, op.w, op.res
+	op.release()
+	if err != nil {
+		sh.fail(err)
+	}
+	if w != nil {
+		w.CacheWritten(res, err)
+	}
+}
+
+// syncWrite turns the waiter into a call that returns the answer.
+type syncWrite struct {
+	ch  chan struct{}
+	res Written
+	err error
+}
+
+var syncWrites = sync.Pool{New: func() any { return &syncWrite{ch: make(chan struct{}, 1)} }}
+
+func (s *syncWrite) CacheWritten(res Written, err error) {
+	s.res, s.err = res, err
+	s.ch <- struct{}{}
+}
