@@ -53,10 +53,10 @@ func benchShapes(k FsyncKind) []benchShape {
 // One op is one Append of batch records. Every appender is a goroutine with
 // its own reusable Waiter; window=1 appends and waits for the ack before the
 // next (strictly synchronous), window=64 issues appends back to back with
-// at most 64 unacknowledged (pipelined). Each run opens a fresh log (64 MiB
-// segments, PrepareSegments on, the first spare ready before the clock
-// starts) in $FELIX_BENCH_DIR (default the temp directory; a tmpfs is
-// refused).
+// at most 64 unacknowledged (pipelined). Each sub-benchmark opens a fresh
+// log (64 MiB segments, PrepareSegments on, as the broker runs it; the
+// first spare ready before the clock starts) in $FELIX_BENCH_DIR (default
+// the temp directory; a tmpfs is refused), kept across its growing b.N.
 //
 // Reported: records/s, MB/s (value bytes), ack latency p50/p99/p999 per
 // record (from Append to the Waiter call), allocs/op, and ratios to raw
@@ -79,6 +79,7 @@ func BenchmarkAppend(b *testing.B) {
 				b.Skipf("%v path unavailable: %v", io.mode, err)
 			}
 			defer d.Close()
+			defer closeBenchLog(b) // before the driver it uses
 			fs := vfs.NewOS(d)
 			for _, m := range benchModes {
 				for _, rec := range benchRecordBytes {
@@ -147,11 +148,26 @@ func runAppendBench(b *testing.B, fs vfs.FS, mode FsyncMode, rec, batch int, sh 
 	return bench.NewResult("shardlog/append", bench.RoleWorkload, p, m)
 }
 
-// openBenchLog opens a fresh log in its own directory under benchRoot and
-// waits until its first spare segment is prepared, so the preparation's
-// zero-fill does not run inside the measurement. Closed and removed when b
-// ends.
+// benchLog is the log of the sub-benchmark that ran last. Go calls a
+// sub-benchmark's function several times as it grows b.N; those calls share
+// one log, so each sub-benchmark pays for one fresh log and its first
+// spare, not one per call, and the later calls find the log warm.
+var benchLog struct {
+	name string
+	log  *Log
+	dir  string
+}
+
+// openBenchLog returns the log of the running sub-benchmark: on its first
+// call a fresh log in its own directory under benchRoot, its first spare
+// segment prepared before the clock starts (the zero-fill is not part of
+// the measurement), with the previous sub-benchmark's log closed and
+// removed first.
 func openBenchLog(b *testing.B, fs vfs.FS, mode FsyncMode) *Log {
+	if benchLog.log != nil && benchLog.name == b.Name() {
+		return benchLog.log
+	}
+	closeBenchLog(b)
 	dir, err := os.MkdirTemp(benchRoot(), "felix-shardlog-bench-*")
 	if err != nil {
 		b.Fatal(err)
@@ -162,13 +178,20 @@ func openBenchLog(b *testing.B, fs vfs.FS, mode FsyncMode) *Log {
 		b.Fatal(err)
 	}
 	l.prep.done.Wait()
-	b.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			b.Errorf("close: %v", err)
-		}
-		os.RemoveAll(dir)
-	})
+	benchLog.name, benchLog.log, benchLog.dir = b.Name(), l, dir
 	return l
+}
+
+// closeBenchLog closes and removes the last sub-benchmark's log, if any.
+func closeBenchLog(b *testing.B) {
+	if benchLog.log == nil {
+		return
+	}
+	if err := benchLog.log.Close(); err != nil {
+		b.Errorf("close %s: %v", benchLog.name, err)
+	}
+	os.RemoveAll(benchLog.dir)
+	benchLog.name, benchLog.log, benchLog.dir = "", nil, ""
 }
 
 // reportAppend adds r's figures and the ratios the goals name to the
