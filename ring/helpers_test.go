@@ -14,22 +14,31 @@ const waitLimit = 20 * time.Second
 
 // forEachDriver runs fn against every driver this machine has, each as a
 // subtest: io_uring sleeping in the kernel at once, io_uring polling first
-// (ReapSpin), and portable. cfg.Mode and cfg.ReapSpin are set per driver.
+// (ReapSpin), io_uring with every waiting helper sent through the ring
+// (the path they take while others are in progress), reaping for itself or
+// leaving that to the reaper, and portable. cfg.Mode and cfg.ReapSpin are
+// set per driver, and the hooks when cfg has none.
 func forEachDriver(t *testing.T, cfg Config, fn func(t *testing.T, d Driver)) {
 	t.Helper()
 	variants := []struct {
 		name     string
 		mode     Mode
 		reapSpin time.Duration
+		hooks    *hooks
 	}{
-		{"io_uring", ModeUring, 0},
-		{"io_uring_spin", ModeUring, reapSpinMax},
-		{"portable", ModePortable, 0},
+		{"io_uring", ModeUring, 0, nil},
+		{"io_uring_spin", ModeUring, reapSpinMax, nil},
+		{"io_uring_ringwait", ModeUring, 0, &hooks{ringWait: true}},
+		{"io_uring_ringwait_reaper", ModeUring, 0, &hooks{ringWait: true, noSelfReap: true}},
+		{"portable", ModePortable, 0, nil},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			c := cfg
 			c.Mode, c.ReapSpin = v.mode, v.reapSpin
+			if c.hooks == nil {
+				c.hooks = v.hooks
+			}
 			fn(t, openDriver(t, c))
 		})
 	}

@@ -102,6 +102,22 @@ type Driver interface {
 	Close() error
 }
 
+// Blocking is a Driver that also carries out operations for a caller who
+// waits for them, each in the way that measured fastest for that driver
+// (for io_uring, see "The waiting path" in the package doc). WriteAt,
+// ReadAt, Fdatasync and WriteAtSync, the functions, hand their work to a
+// Blocking driver's methods of the same names, which keep their contracts:
+// the results, errors, short-transfer handling and zero allocations are
+// the same whichever way an operation goes. Every method is safe for
+// concurrent use and must not be called from a Done callback.
+type Blocking interface {
+	Driver
+	WriteAt(fd int, p []byte, off int64) (int, error)
+	ReadAt(fd int, p []byte, off int64) (int, error)
+	Fdatasync(fd int) error
+	WriteAtSync(fd int, p []byte, off int64) (int, error)
+}
+
 // MaxIovecs bounds the buffers of one OpWritev.
 const MaxIovecs = 64
 

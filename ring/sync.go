@@ -51,8 +51,17 @@ func putWaiter(w *waiter) {
 
 func (w *waiter) signal(*Completion) { w.done <- struct{}{} }
 
+// selfReaper is a driver that can reap its own completions for a caller
+// that waits (the io_uring driver: see submitAndWait).
+type selfReaper interface {
+	submitAndWait(cs []*Completion, done <-chan struct{}) error
+}
+
 // run submits the first n Completions as one batch and waits for them all.
 func (w *waiter) run(d Driver, n int) error {
+	if s, ok := d.(selfReaper); ok {
+		return s.submitAndWait(w.batch[:n], w.done)
+	}
 	if err := d.Submit(w.batch[:n]); err != nil {
 		return err
 	}
@@ -73,13 +82,24 @@ func chunk(p []byte, done int) []byte {
 }
 
 func opError(op Op, off int64, c *Completion) error {
-	return fmt.Errorf("felix/ring: %v at offset %d: %w", op, off, c.Err())
+	return errnoError(op, off, c.Err())
+}
+
+func errnoError(op Op, off int64, err error) error {
+	return fmt.Errorf("felix/ring: %v at offset %d: %w", op, off, err)
 }
 
 // WriteAt writes all of p at off, going on after short writes. It returns
 // the bytes written and the error that stopped it, io.ErrShortWrite when
-// the file took nothing.
+// the file took nothing. A Blocking driver runs it its own way.
 func WriteAt(d Driver, fd int, p []byte, off int64) (int, error) {
+	if b, ok := d.(Blocking); ok {
+		return b.WriteAt(fd, p, off)
+	}
+	return writeAtSubmit(d, fd, p, off)
+}
+
+func writeAtSubmit(d Driver, fd int, p []byte, off int64) (int, error) {
 	w := getWaiter()
 	defer putWaiter(w)
 	total := 0
@@ -101,8 +121,16 @@ func WriteAt(d Driver, fd int, p []byte, off int64) (int, error) {
 }
 
 // ReadAt reads len(p) bytes at off, like os.File.ReadAt: fewer bytes come
-// with an error, io.EOF at the end of the file.
+// with an error, io.EOF at the end of the file. A Blocking driver runs it
+// its own way.
 func ReadAt(d Driver, fd int, p []byte, off int64) (int, error) {
+	if b, ok := d.(Blocking); ok {
+		return b.ReadAt(fd, p, off)
+	}
+	return readAtSubmit(d, fd, p, off)
+}
+
+func readAtSubmit(d Driver, fd int, p []byte, off int64) (int, error) {
 	w := getWaiter()
 	defer putWaiter(w)
 	total := 0
@@ -123,8 +151,16 @@ func ReadAt(d Driver, fd int, p []byte, off int64) (int, error) {
 	return total, nil
 }
 
-// Fdatasync makes fd's written data durable.
+// Fdatasync makes fd's written data durable. A Blocking driver runs it its
+// own way.
 func Fdatasync(d Driver, fd int) error {
+	if b, ok := d.(Blocking); ok {
+		return b.Fdatasync(fd)
+	}
+	return fdatasyncSubmit(d, fd)
+}
+
+func fdatasyncSubmit(d Driver, fd int) error {
 	w := getWaiter()
 	defer putWaiter(w)
 	c := w.set(0, OpFdatasync, fd, 0, nil, false)
@@ -141,7 +177,15 @@ func Fdatasync(d Driver, fd int) error {
 // of a write linked to an fdatasync. When the write comes up short the
 // kernel cancels the sync; WriteAtSync then writes the rest, again linked
 // to a sync, until everything is written and synced or an error stops it.
+// A Blocking driver runs it its own way.
 func WriteAtSync(d Driver, fd int, p []byte, off int64) (int, error) {
+	if b, ok := d.(Blocking); ok {
+		return b.WriteAtSync(fd, p, off)
+	}
+	return writeAtSyncSubmit(d, fd, p, off)
+}
+
+func writeAtSyncSubmit(d Driver, fd int, p []byte, off int64) (int, error) {
 	w := getWaiter()
 	defer putWaiter(w)
 	total := 0

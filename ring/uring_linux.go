@@ -52,15 +52,26 @@ type uringDriver struct {
 	reapGen    uint64     // reap passes so far
 	closed     bool
 
-	// Owned by the reaper goroutine.
-	harvest    []cqe
-	ready      []*Completion
-	reaperDone chan struct{}
-	kick       chan struct{} // one token: SQEs entered since the reaper looked
+	// reapMu is the reap token: only its holder (the reaper goroutine, or
+	// a caller in submitAndWait) waits in io_uring_enter for CQEs and
+	// harvests them. It owns harvest and ready. The reaper keeps it when
+	// it exits, so nobody touches the rings after Close unmaps them.
+	reapMu       sync.Mutex
+	harvest      []cqe
+	ready        []*Completion
+	sentinelSeen atomic.Bool // Close's NOP was reaped: the reaper exits
+	reaperDone   chan struct{}
+	kick         chan struct{} // one token: work for the reaper may be there
 
 	// inKernel counts SQEs the kernel took whose CQEs are not yet reaped.
 	// The submitter adds after enter returns, so the reaper may take it
 	// below zero for a moment.
+	// The waiting path (uring_blocking_linux.go): closing is set by Close
+	// for the methods that never reach Submit; durable counts waiting
+	// durability operations in progress.
+	closing atomic.Bool
+	durable atomic.Int32
+
 	inKernel        atomic.Int64
 	inCallbacks     atomic.Bool   // the reaper is calling Done callbacks
 	overflowFlushes atomic.Uint64 // for tests: CQ overflow flushes done
@@ -142,6 +153,7 @@ func (d *uringDriver) Close() error {
 		return ErrClosed
 	}
 	d.closed = true
+	d.closing.Store(true)
 	d.mu.Unlock()
 	if d.hooks.closeWait != nil {
 		d.hooks.closeWait()
@@ -155,7 +167,7 @@ func (d *uringDriver) Close() error {
 	d.sqMu.Lock()
 	*d.ring.sqe(d.sqTail) = sqe{opcode: opNop, userData: sentinelUserData}
 	d.sqTail++
-	d.flushLocked()
+	d.flushLocked(true)
 	d.sqMu.Unlock()
 	<-d.reaperDone
 	return d.release()
