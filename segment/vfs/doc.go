@@ -5,12 +5,15 @@
 // Three implementations:
 //
 //   - NewOS(d): the real file system. Reads, writes and syncs go through
-//     a ring.Driver (io_uring or the portable worker pool); WriteAtSync is
-//     one submission, a write linked to an fdatasync. Creating, opening,
-//     renaming, removing, listing and directory syncs are plain system
-//     calls on the caller's goroutine. The waiting wrappers reuse pooled
-//     Completions, so a steady stream of ReadAt, WriteAt, Sync and
-//     WriteAtSync allocates nothing.
+//     a ring.Driver. A driver with a waiting path of its own (ring.Blocking:
+//     the io_uring driver) gets ReadAt, WriteAt, Sync and WriteAtSync whole
+//     and runs each its fastest way (ring's package doc says which goes
+//     where, and why). With any other driver (the portable worker pool)
+//     each is a Submit waited for here, WriteAtSync one submission of a
+//     write linked to an fdatasync. Creating, opening, renaming, removing,
+//     listing and directory syncs are plain system calls on the caller's
+//     goroutine. The waiting wrappers reuse pooled Completions, so a steady
+//     stream of ReadAt, WriteAt, Sync and WriteAtSync allocates nothing.
 //   - MemFS (NewMem): memory that keeps current and durable state apart
 //     and can crash (SetCrashAfter, Crash), leaving an image of what a
 //     machine crash at that instant would leave.
@@ -90,5 +93,6 @@
 // with any other call of the same File. A MemFS has one lock over all its
 // state, taken by every call on it and on its files; nothing is called
 // while holding it. The OS FS holds no lock: a pooled waiter belongs to one
-// call at a time, and the driver's Done callbacks only signal its channel.
+// call at a time, the driver's Done callbacks only signal its channel, and
+// a ring.Blocking driver's methods are safe for concurrent use.
 package vfs

@@ -11,23 +11,35 @@ import (
 )
 
 // osFile is an open file of the OS FS. Its data operations go through the
-// driver; its metadata operations are plain system calls on f.
+// driver: through its own waiting path when it has one (ring.Blocking),
+// else as Submits waited for here. Its metadata operations are plain
+// system calls on f.
 type osFile struct {
 	f      *os.File // kept so its finalizer cannot close fd under us
 	fd     int
 	name   string
 	d      ring.Driver
-	closed bool // Close is never concurrent with another call
+	b      ring.Blocking // d, when it has a waiting path; else nil
+	closed bool          // Close is never concurrent with another call
 }
 
 func newOSFile(f *os.File, name string, d ring.Driver) *osFile {
-	return &osFile{f: f, fd: int(f.Fd()), name: name, d: d}
+	b, _ := d.(ring.Blocking)
+	return &osFile{f: f, fd: int(f.Fd()), name: name, d: d, b: b}
 }
 
 func (f *osFile) Name() string { return f.name }
 
 func (f *osFile) pathErr(op string, err error) error {
 	return &fs.PathError{Op: op, Path: f.name, Err: err}
+}
+
+// wrap is pathErr, and nil for nil.
+func (f *osFile) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return f.pathErr(op, err)
 }
 
 // finish ends a data call: it returns w to the pool, and keeps f (so its
@@ -43,6 +55,14 @@ func (f *osFile) finish(w *waiter) {
 func (f *osFile) ReadAt(p []byte, off int64) (int, error) {
 	if f.closed {
 		return 0, f.pathErr("read", ErrClosed)
+	}
+	if f.b != nil {
+		n, err := f.b.ReadAt(f.fd, p, off)
+		runtime.KeepAlive(f)
+		if err != nil && err != io.EOF {
+			err = f.pathErr("read", err)
+		}
+		return n, err
 	}
 	w := getWaiter()
 	defer f.finish(w)
@@ -65,6 +85,11 @@ func (f *osFile) ReadAt(p []byte, off int64) (int, error) {
 func (f *osFile) WriteAt(p []byte, off int64) (int, error) {
 	if f.closed {
 		return 0, f.pathErr("write", ErrClosed)
+	}
+	if f.b != nil {
+		n, err := f.b.WriteAt(f.fd, p, off)
+		runtime.KeepAlive(f)
+		return n, f.wrap("write", err)
 	}
 	w := getWaiter()
 	defer f.finish(w)
@@ -92,6 +117,11 @@ func (f *osFile) Sync() error {
 	if f.closed {
 		return f.pathErr("sync", ErrClosed)
 	}
+	if f.b != nil {
+		err := f.b.Fdatasync(f.fd)
+		runtime.KeepAlive(f)
+		return f.wrap("sync", err)
+	}
 	w := getWaiter()
 	defer f.finish(w)
 	return f.sync(w)
@@ -104,13 +134,22 @@ func (f *osFile) sync(w *waiter) error {
 	return nil
 }
 
-// WriteAtSync submits a write linked to an fdatasync, once. A short write
+// WriteAtSync hands the whole job to a driver with a waiting path.
+// Otherwise it submits a write linked to an fdatasync, once. A short write
 // cancels the linked sync; the rest is then written and synced on its own.
 // An empty p is a lone sync, and a p over ioBytesMax is written in pieces
 // and then synced.
 func (f *osFile) WriteAtSync(p []byte, off int64) (int, error) {
 	if f.closed {
 		return 0, f.pathErr("write", ErrClosed)
+	}
+	if f.b != nil {
+		n, err := f.b.WriteAtSync(f.fd, p, off)
+		runtime.KeepAlive(f)
+		if n < len(p) {
+			return n, f.wrap("write", err)
+		}
+		return n, f.wrap("sync", err)
 	}
 	w := getWaiter()
 	defer f.finish(w)
