@@ -104,7 +104,7 @@ func collect(region []byte, from, vis int64, maxBytes int) collected {
 	at := 0
 	for at < len(region) {
 		rec, n, err := segment.DecodeRecord(region[at:])
-		if errors.Is(err, segment.ErrShort) {
+		if errors.Is(err, segment.ErrShort) || cutHeader(region[at:], err) {
 			if c.keepStart < 0 && at == 0 {
 				c.needMore = max(n, segment.RecordHeaderSize) + 1
 			}
