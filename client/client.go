@@ -24,7 +24,7 @@ type Client struct {
 	mu      sync.Mutex // guards the fields below
 	cur     *conn
 	dialing chan struct{} // closed when the dial under way ends; nil if none
-	lastErr error         // the last dial's error, for those who waited on it
+	subs    map[*Subscription]struct{}
 	closed  bool
 }
 
@@ -32,7 +32,7 @@ type Client struct {
 // handshake, within ctx and the dial timeout. A refusal of the handshake
 // (unauthenticated, unsupported_version) is a *ServerError.
 func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
-	c := &Client{addr: addr, opts: defaultOptions()}
+	c := &Client{addr: addr, opts: defaultOptions(), subs: map[*Subscription]struct{}{}}
 	for _, o := range opts {
 		o(&c.opts)
 	}
@@ -56,11 +56,50 @@ func (c *Client) Close() error {
 	c.closed = true
 	cn := c.cur
 	c.cur = nil
+	subs := make([]*Subscription, 0, len(c.subs))
+	for s := range c.subs {
+		subs = append(subs, s)
+	}
 	c.mu.Unlock()
 	if cn != nil {
 		cn.die(ErrClosed)
 	}
+	for _, s := range subs {
+		s.mu.Lock()
+		sc := s.conn
+		s.mu.Unlock()
+		if sc != nil {
+			sc.die(ErrClosed)
+		}
+	}
 	return nil
+}
+
+// open reports ErrClosed once the client is closed.
+func (c *Client) open() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// track adds a subscription to those Close ends; untrack removes it.
+func (c *Client) track(s *Subscription) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.subs[s] = struct{}{}
+	return nil
+}
+
+func (c *Client) untrack(s *Subscription) {
+	c.mu.Lock()
+	delete(c.subs, s)
+	c.mu.Unlock()
 }
 
 // Session describes the connection in use.
@@ -83,8 +122,11 @@ func (c *Client) Session(ctx context.Context) (Session, error) {
 
 // Stats are the client's counters.
 type Stats struct {
-	Connections uint64 // connections made, the first included
-	Inflight    int    // requests awaiting an answer now
+	// Connections counts the connections made for requests, the first
+	// included (subscriptions have their own, not counted here).
+	Connections   uint64
+	Inflight      int // requests awaiting an answer now
+	Subscriptions int // subscriptions open now
 }
 
 // Stats returns the client's counters.
@@ -92,6 +134,7 @@ func (c *Client) Stats() Stats {
 	s := Stats{Connections: c.dial.Load()}
 	c.mu.Lock()
 	cn := c.cur
+	s.Subscriptions = len(c.subs)
 	c.mu.Unlock()
 	if cn != nil {
 		s.Inflight = len(cn.inflight)
@@ -141,7 +184,6 @@ func (c *Client) redial(ctx context.Context) (*conn, error) {
 	defer c.mu.Unlock()
 	c.dialing = nil
 	if err != nil {
-		c.lastErr = err
 		return nil, err
 	}
 	if c.closed {

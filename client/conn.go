@@ -29,6 +29,9 @@ type conn struct {
 	inflight   chan struct{} // a slot per request awaiting an answer
 	w          *writer
 	lastRead   atomic.Int64 // unix ns of the last bytes read
+	// readerWaits: the reader is waiting for a subscriber to make room, so
+	// the silence that follows is the client's, not the broker's.
+	readerWaits atomic.Bool
 
 	// mu guards the fields below. Lock order: Subscription.mu, then mu.
 	mu        sync.Mutex
@@ -239,7 +242,7 @@ func (c *conn) die(err error) {
 		c.finish(cl, err)
 	}
 	for _, s := range subs {
-		s.lost(c, err)
+		s.lost(err)
 	}
 	c.opts.logger.Debug("felix client connection closed", "broker", c.brokerID, "err", err)
 }
@@ -373,7 +376,7 @@ func (c *conn) control(ctx context.Context, m wire.Control, cl *call) error {
 }
 
 // notify sends a frame that expects no answer the client waits for (a
-// ping, a pong, an unsubscribe nobody awaits). It never waits on the write
+// ping, a pong). It never waits on the write
 // buffer's bound: the reader goroutine sends these, and must not wait on a
 // broker that may itself be waiting for the client to read.
 func (c *conn) notify(enc func(dst []byte, id uint64) []byte) {

@@ -5,8 +5,9 @@
 //
 // It must never resend a publish except where the caller asked for it
 // (PublishAtLeastOnce), never decide to retry from an error's prose (only
-// from its wire.Code), never block the connection's reader on a slow
-// subscriber, and never use a feature the handshake did not negotiate.
+// from its wire.Code), never drop an event itself (a drop is the broker's
+// overflow policy, seen as a gap), never let a slow subscriber hold back
+// publishes, and never use a feature the handshake did not negotiate.
 //
 // # Use
 //
@@ -45,15 +46,20 @@
 //
 // # Subscribing
 //
-// A Subscription reads one shard from latest, earliest or an offset. Each
-// Event carries its shard, offset, timestamp, key and value. Offsets are
+// A Subscription reads one shard from latest, earliest or an offset, over
+// a connection of its own. Each Event carries its shard, offset, timestamp,
+// key and value. When the application reads slower than events arrive, the
+// client's read-ahead (SubscribeOptions.Buffer) fills and that connection
+// stops reading: the broker's queue for the subscription fills and its
+// overflow policy (DropNew, DropOld, Disconnect) decides, while publishes
+// (the broker's and this client's, on their own connection) go on. A
+// replay of history is paced the same way and loses nothing. Offsets are
 // dense in a shard, so a gap is exactly a drop: Event.Missed counts the
-// offsets skipped before an event, whether the broker's queue or the
-// client's own (SubscribeOptions.Buffer) dropped them under the overflow
-// policy. The end of a subscription is a *SubscriptionEndedError matching
-// its cause with errors.Is (ErrSubscriberLagged with the first missed
-// offset, ErrNotFound when the stream is deleted, ErrShuttingDown,
-// ErrConnectionLost) and saying where to resume (ResumeOffset).
+// offsets skipped before an event. The end of a subscription is a
+// *SubscriptionEndedError matching its cause with errors.Is
+// (ErrSubscriberLagged with the first missed offset, ErrNotFound when the
+// stream is deleted, ErrShuttingDown, ErrConnectionLost) and saying where
+// to resume (ResumeOffset).
 //
 // # Errors
 //
@@ -66,14 +72,17 @@
 //
 // # Inside
 //
-// One connection (conn) per Client at a time; a dead one is replaced by the
-// next request (one dial at a time, shared by concurrent callers).
+// One connection (conn) per Client at a time for requests; a dead one is
+// replaced by the next request (one dial at a time, shared by concurrent
+// callers). Each Subscription has a conn of its own, closed with it.
 // Goroutines per connection: the reader (the only reader of the socket; it
-// completes calls and fills subscription queues, and never waits on
-// either), the writer's flusher (writes what callers appended while a write
-// was under way; an idle connection is written by the caller itself), and
-// the pinger (keeps an idle connection open, and ends one whose broker has
-// been silent for two intervals).
+// completes calls, and on a subscription's connection fills its ring,
+// waiting for room when it is full), the writer's flusher (writes what
+// callers appended while a write was under way; an idle connection is
+// written by the caller itself), and the pinger (keeps an idle connection
+// open, and ends one whose broker has been silent for two intervals; a
+// reader waiting for its subscriber does not count as the broker's
+// silence).
 //
 // Requests awaiting answers are calls in conn.calls, keyed by request id,
 // each holding one slot of the in-flight bound (the broker's
@@ -83,12 +92,15 @@
 //
 // Lock order: Client.mu is never held with another lock. Subscription.mu,
 // then conn.mu. writer.mu is taken alone. The reader goroutine never waits
-// for room in the write buffer (pongs and unsubscribes skip the bound), so a
-// broker that waits for the client to read cannot deadlock it.
+// for room in the write buffer (pongs skip the bound), so a broker that
+// waits for the client to read cannot deadlock it.
 //
 // The hot path allocates nothing per synchronous publish: the record list,
 // the call and its acknowledgement runs are pooled, frames are appended to
 // a reused buffer, and acknowledgements are decoded in place. An
 // asynchronous publish allocates its future; an event batch one copy of its
 // body, which its events share.
+//
+// TLS is not here yet: the protocol reserves FEATURE_TLS and the broker
+// has no TLS listener; WithDialer can supply a tls.Conn meanwhile.
 package client

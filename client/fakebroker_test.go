@@ -43,6 +43,8 @@ type fakeConn struct {
 
 	wmu sync.Mutex
 	out []byte
+
+	done chan struct{} // closed when the connection is over
 }
 
 func newFakeBroker(t *testing.T, handle func(fc *fakeConn, f wire.Frame)) *fakeBroker {
@@ -75,7 +77,7 @@ func (b *fakeBroker) accept() {
 		if err != nil {
 			return
 		}
-		fc := &fakeConn{b: b, nc: nc}
+		fc := &fakeConn{b: b, nc: nc, done: make(chan struct{})}
 		b.mu.Lock()
 		b.conns = append(b.conns, fc)
 		b.mu.Unlock()
@@ -97,6 +99,7 @@ func (b *fakeBroker) lastHello() wire.Hello {
 }
 
 func (fc *fakeConn) serve() {
+	defer close(fc.done)
 	defer fc.nc.Close()
 	r := wire.Reader{}
 	buf := make([]byte, 64<<10)

@@ -164,7 +164,7 @@ func (c *conn) asyncError(err error) {
 func (c *conn) onAnswer(f wire.Frame) error {
 	cl := c.take(f.RequestID)
 	if cl == nil {
-		return nil // a pong to a keepalive ping, an OK to an unsubscribe nobody awaits
+		return nil // a pong to a keepalive ping, an answer nobody awaits
 	}
 	cl.ftype = f.Type
 	cl.body = append(cl.body[:0], f.Body...)
@@ -182,6 +182,23 @@ func (c *conn) onPing(f wire.Frame) error {
 	return nil
 }
 
+// waitForReader holds the reader goroutine until room is closed (the
+// subscriber took an event) or the connection dies, and reports which.
+// Meanwhile the pinger does not take the silence for the broker's.
+func (c *conn) waitForReader(room chan struct{}) bool {
+	c.readerWaits.Store(true)
+	defer func() {
+		c.lastRead.Store(time.Now().UnixNano())
+		c.readerWaits.Store(false)
+	}()
+	select {
+	case <-room:
+		return true
+	case <-c.dead:
+		return false
+	}
+}
+
 // pingLoop keeps an idle connection open and notices a broker that went
 // silent: no bytes for two intervals end the connection.
 func (c *conn) pingLoop(interval time.Duration) {
@@ -192,7 +209,8 @@ func (c *conn) pingLoop(interval time.Duration) {
 		case <-c.dead:
 			return
 		case now := <-t.C:
-			if silent := now.Sub(time.Unix(0, c.lastRead.Load())); silent > 2*interval {
+			silent := now.Sub(time.Unix(0, c.lastRead.Load()))
+			if silent > 2*interval && !c.readerWaits.Load() {
 				c.die(fmt.Errorf("%w: the broker was silent for %v", ErrConnectionLost, silent.Round(time.Millisecond)))
 				return
 			}

@@ -136,19 +136,23 @@ func (c *Client) PublishBatchAtLeastOnce(ctx context.Context, stream Stream, rec
 }
 
 // retry runs attempt until it succeeds or the policy gives up.
-func (c *Client) retry(ctx context.Context, attempt func(context.Context) error) error {
+func (c *Client) retry(parent context.Context, attempt func(context.Context) error) error {
 	r := newRetrier(c.opts.retry, c.opts.randN, time.Now())
+	ctx := parent
 	if !r.deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, r.deadline)
+		ctx, cancel = context.WithDeadline(parent, r.deadline)
 		defer cancel()
 	}
+	// pastDeadline: ctx ended because the policy's deadline did, not the
+	// caller's context.
+	pastDeadline := func() bool { return ctx.Err() != nil && parent.Err() == nil }
 	for {
 		err := attempt(ctx)
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil && !r.deadline.IsZero() && !time.Now().Before(r.deadline) {
+		if pastDeadline() {
 			return fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts+1, err)
 		}
 		wait, stop := r.next(err, time.Now())
@@ -156,6 +160,9 @@ func (c *Client) retry(ctx context.Context, attempt func(context.Context) error)
 			return stop
 		}
 		if serr := sleep(ctx, wait); serr != nil {
+			if pastDeadline() {
+				return fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts, err)
+			}
 			return fmt.Errorf("%w; the last attempt: %w", serr, err)
 		}
 	}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -31,9 +32,9 @@ func FromEarliest() Start { return Start{from: wire.StartEarliest} }
 // delivery with no gap and no duplicate.
 func FromOffset(offset uint64) Start { return Start{from: wire.StartOffset, offset: offset} }
 
-// Overflow is what a full queue does with the next record, at the broker
-// (the subscription's queue there) and in the client (the events the
-// reader has not taken yet) alike.
+// Overflow is what the subscription's full queue at the broker does with
+// the next record. It is the only place a subscription loses records: the
+// client never drops one.
 type Overflow uint8
 
 const (
@@ -56,7 +57,7 @@ func (o Overflow) wire() wire.Overflow {
 	return wire.OverflowDropNew
 }
 
-// DefaultSubscribeBuffer is the client-side queue of a subscription, in
+// DefaultSubscribeBuffer is a subscription's read-ahead in the client, in
 // events, when SubscribeOptions.Buffer is zero.
 const DefaultSubscribeBuffer = 1024
 
@@ -68,9 +69,10 @@ type SubscribeOptions struct {
 	// records; 0 is the broker's default.
 	QueueCapacity uint32
 	Overflow      Overflow
-	// Buffer bounds the events received but not yet taken by the reader;
-	// 0 is DefaultSubscribeBuffer. When it is full, Overflow applies here
-	// too: the connection's reader never waits for a subscriber.
+	// Buffer bounds the events received but not yet taken by Next; 0 is
+	// DefaultSubscribeBuffer. When it is full the subscription's connection
+	// stops reading, so the broker's queue fills and Overflow applies
+	// there; a replay of history is simply paced.
 	Buffer int
 }
 
@@ -84,8 +86,8 @@ type Event struct {
 	Value     []byte
 	// Missed is the number of offsets skipped just before this event:
 	// records this subscriber did not get. Offsets are dense in a shard, so
-	// a gap is exactly a drop (by an overflow policy, at the broker or in
-	// the client); Missed is how an application sees one.
+	// a gap is exactly a drop (by the overflow policy of the subscription's
+	// queue at the broker); Missed is how an application sees one.
 	Missed uint64
 }
 
@@ -97,28 +99,31 @@ type event struct {
 	value  []byte
 }
 
-// Subscription reads one shard of a stream. Next and Events are for one
-// reader at a time; Close, Stats and the accessors are safe from any
-// goroutine.
+// Subscription reads one shard of a stream over a connection of its own,
+// so that a slow reader holds back only itself: when its buffer is full the
+// connection stops reading, and the broker's queue and overflow policy
+// decide, never blocking the broker's publishers nor this client's other
+// requests. Next and Events are for one reader at a time; Close, Stats and
+// the accessors are safe from any goroutine.
 type Subscription struct {
+	client *Client
 	stream Stream
 	shard  uint32
-	policy Overflow
 	notify chan struct{} // capacity 1: an event or the end arrived
 
 	// mu guards the fields below. Lock order: mu, then conn.mu.
 	mu        sync.Mutex
-	conn      *conn
+	conn      *conn // the subscription's own connection
 	id        uint64
 	attached  bool   // registered on conn under id
 	first     uint64 // SUBSCRIBED's first offset
 	next      uint64 // the offset the reader is due next
 	ring      []event
 	head, n   int
+	room      chan struct{}           // closed when the reader takes an event from a full ring; nil if nobody waits
 	end       *SubscriptionEndedError // why it ended; given once the queue is drained
 	closed    bool                    // Close was called
 	delivered uint64
-	dropped   uint64 // by the client-side overflow
 }
 
 // SubscriptionEndedError says why a subscription ended and where to resume.
@@ -128,9 +133,7 @@ type Subscription struct {
 type SubscriptionEndedError struct {
 	Stream Stream
 	Shard  uint32
-	// Code is the broker's code, or the one the client applied itself
-	// (subscriber_lagged from its own queue); 0 for a lost connection or a
-	// close.
+	// Code is the broker's code; 0 for a lost connection or a close.
 	Code wire.Code
 	// FirstMissedOffset is the first record the subscriber lost, when the
 	// subscription ended because it fell behind.
@@ -151,40 +154,62 @@ func (e *SubscriptionEndedError) Unwrap() error { return e.Err }
 
 // Subscribe reads one shard of a stream from opts.Start. Reading a whole
 // multi-shard stream takes one subscription per shard; offsets are per
-// shard. The subscription lives on the client's current connection: if that
-// drops, it ends with ErrConnectionLost and a ResumeOffset to subscribe
+// shard. Each subscription has a connection of its own (dialed here, with
+// the client's options, and closed by Close); if it drops, the
+// subscription ends with ErrConnectionLost and a ResumeOffset to subscribe
 // again from.
 func (c *Client) Subscribe(ctx context.Context, stream Stream, shard int, opts SubscribeOptions) (*Subscription, error) {
 	if shard < 0 || shard > math.MaxUint32 {
 		return nil, &ServerError{Code: wire.CodeInvalidArgument, Name: wire.CodeInvalidArgument.String(), Message: "shard out of range", Local: true}
 	}
-	cn, err := c.conn(ctx)
+	if err := c.open(); err != nil {
+		return nil, err
+	}
+	cn, err := dialConn(ctx, c.addr, &c.opts, &c.ids)
 	if err != nil {
 		return nil, err
 	}
-	if err := cn.limits.CheckStreamRef(stream.ref()); err != nil {
-		return nil, localError(err)
+	s := newSubscription(c, stream, uint32(shard), opts)
+	if err := c.track(s); err != nil {
+		cn.die(err)
+		return nil, err
 	}
+	if err := s.start(ctx, cn, opts); err != nil {
+		_ = s.Close()
+		cn.die(ErrClosed)
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSubscription(c *Client, stream Stream, shard uint32, opts SubscribeOptions) *Subscription {
 	buffer := opts.Buffer
 	if buffer <= 0 {
 		buffer = DefaultSubscribeBuffer
 	}
-	s := &Subscription{stream: stream, shard: uint32(shard), policy: opts.Overflow,
+	return &Subscription{client: c, stream: stream, shard: shard,
 		notify: make(chan struct{}, 1), ring: make([]event, buffer)}
+}
+
+// start sends SUBSCRIBE on cn and waits for SUBSCRIBED, which attaches the
+// subscription to cn before any event is read.
+func (s *Subscription) start(ctx context.Context, cn *conn, opts SubscribeOptions) error {
+	ref := s.stream.ref()
+	if err := cn.limits.CheckStreamRef(ref); err != nil {
+		return localError(err)
+	}
 	cl := newCall(false)
 	cl.sub = s
-	m := &wire.Subscribe{Stream: stream.ref(), Shard: uint32(shard),
+	m := &wire.Subscribe{Stream: ref, Shard: s.shard,
 		Start:         wire.Start{From: opts.Start.wireFrom(), Offset: opts.Start.offset},
 		QueueCapacity: opts.QueueCapacity, Overflow: opts.Overflow.wire()}
 	if err := cn.control(ctx, m, cl); err != nil {
-		s.Close() // an answer that raced the give-up unsubscribes
-		return nil, err
+		return err
 	}
 	if cl.ftype != wire.TypeSubscribed {
-		s.Close()
-		return nil, fmt.Errorf("%w: %v in answer to SUBSCRIBE", ErrProtocol, cl.ftype)
+		return fmt.Errorf("%w: %v in answer to SUBSCRIBE", ErrProtocol, cl.ftype)
 	}
-	return s, nil
+	return nil
 }
 
 func (st Start) wireFrom() wire.StartFrom {
@@ -275,27 +300,30 @@ func (s *Subscription) pop() Event {
 	}
 	s.next = ev.Offset + 1
 	s.delivered++
+	if s.room != nil {
+		close(s.room)
+		s.room = nil
+	}
 	return ev
 }
 
-// SubscriptionStats are a subscription's client-side counters.
+// SubscriptionStats are a subscription's client-side counters. Drops,
+// which happen at the broker, show as gaps (Event.Missed).
 type SubscriptionStats struct {
 	Delivered uint64 // events handed to the reader
-	Dropped   uint64 // events the client's own queue dropped (overflow)
-	Queued    int    // events waiting for the reader
+	Queued    int    // events received and waiting for the reader
 }
 
-// Stats returns the client-side counters. Drops at the broker show only as
-// gaps (Event.Missed).
+// Stats returns the client-side counters.
 func (s *Subscription) Stats() SubscriptionStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SubscriptionStats{Delivered: s.delivered, Dropped: s.dropped, Queued: s.n}
+	return SubscriptionStats{Delivered: s.delivered, Queued: s.n}
 }
 
-// Close ends the subscription: the broker is told (without waiting), queued
-// events are discarded, and Next returns ErrClosed. Closing twice is
-// harmless.
+// Close ends the subscription: its connection is closed (which ends the
+// subscription at the broker), queued events are discarded, and Next
+// returns ErrClosed. Closing twice is harmless.
 func (s *Subscription) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -305,18 +333,16 @@ func (s *Subscription) Close() error {
 	s.closed = true
 	clear(s.ring)
 	s.n = 0
-	cn, id, attached := s.conn, s.id, s.attached
-	if attached {
-		cn.mu.Lock()
-		if cn.subs[id] == s {
-			delete(cn.subs, id)
-		}
-		cn.mu.Unlock()
+	if s.room != nil {
+		close(s.room)
+		s.room = nil
 	}
+	cn := s.conn
 	s.mu.Unlock()
 	s.wake()
-	if attached {
-		cn.unsubscribe(id)
+	s.client.untrack(s)
+	if cn != nil {
+		cn.die(ErrClosed)
 	}
 	return nil
 }
@@ -334,8 +360,7 @@ func (s *Subscription) attach(c *conn, m wire.Subscribed) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		c.unsubscribe(m.SubscriptionID) // the subscriber gave up waiting
-		return
+		return // the subscriber gave up waiting; its connection is closing
 	}
 	s.conn, s.id, s.attached = c, m.SubscriptionID, true
 	s.first, s.next = m.FirstOffset, m.FirstOffset
@@ -361,61 +386,52 @@ func (s *Subscription) endLocked(e *SubscriptionEndedError) {
 	s.wake()
 }
 
-// lost ends the subscription because its connection died.
-func (s *Subscription) lost(_ *conn, err error) {
+// lost ends the subscription because its connection died (a no-op if it
+// had ended already), and drops it from the client's set.
+func (s *Subscription) lost(err error) {
 	s.mu.Lock()
 	s.endLocked(&SubscriptionEndedError{Err: err})
 	s.mu.Unlock()
+	s.client.untrack(s)
 }
 
 // push queues the events of one batch, whose bytes the subscription now
-// owns; on the reader goroutine. It reports whether the client-side
-// overflow ended the subscription (Disconnect).
-func (s *Subscription) push(b *wire.EventBatch) (ended bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.end != nil || s.closed {
-		return false
-	}
+// owns; on its connection's reader goroutine. While the ring is full it
+// waits for the reader to take an event, so the connection stops reading
+// and the broker's queue absorbs the difference. It gives up when the
+// subscription is closed or its connection dies.
+func (s *Subscription) push(c *conn, b *wire.EventBatch) {
 	it := b.Events()
-	added := false
-	for it.Next() {
-		ev := it.Event()
-		if s.n == len(s.ring) && !s.overflow(ev.Offset) {
-			if s.end != nil {
-				break
-			}
-			continue
+	more := it.Next()
+	for more {
+		s.mu.Lock()
+		if s.end != nil || s.closed {
+			s.mu.Unlock()
+			return
 		}
-		s.ring[(s.head+s.n)%len(s.ring)] = event{offset: ev.Offset, ts: ev.Timestamp, key: ev.Key, value: ev.Value}
-		s.n++
-		added = true
+		added := false
+		for more && s.n < len(s.ring) {
+			ev := it.Event()
+			s.ring[(s.head+s.n)%len(s.ring)] = event{offset: ev.Offset, ts: ev.Timestamp, key: ev.Key, value: ev.Value}
+			s.n++
+			added = true
+			more = it.Next()
+		}
+		var room chan struct{}
+		if more {
+			if s.room == nil {
+				s.room = make(chan struct{})
+			}
+			room = s.room
+		}
+		s.mu.Unlock()
+		if added {
+			s.wake()
+		}
+		if room != nil && !c.waitForReader(room) {
+			return
+		}
 	}
-	if added {
-		s.wake()
-	}
-	return s.end != nil
-}
-
-// overflow applies the policy to a full queue and reports whether the
-// incoming event may be queued; mu held.
-func (s *Subscription) overflow(offset uint64) bool {
-	switch s.policy {
-	case DropOld:
-		s.ring[s.head] = event{}
-		s.head = (s.head + 1) % len(s.ring)
-		s.n--
-		s.dropped++
-		return true
-	case Disconnect:
-		missed := offset
-		s.endLocked(&SubscriptionEndedError{Code: wire.CodeSubscriberLagged, FirstMissedOffset: &missed,
-			Err: &ServerError{Code: wire.CodeSubscriberLagged, Name: wire.CodeSubscriberLagged.String(), Local: true,
-				Message: "the client's subscription buffer is full", Details: wire.Details{FirstMissedOffset: &missed}}})
-		return false
-	}
-	s.dropped++
-	return false
 }
 
 // onSubscribed registers the subscription a SUBSCRIBE asked for, before the
@@ -450,12 +466,8 @@ func (c *conn) onEventBatch(f wire.Frame) error {
 	c.mu.Lock()
 	s := c.subs[b.SubscriptionID]
 	c.mu.Unlock()
-	if s == nil {
-		return nil // events in flight when the subscription was closed
-	}
-	if s.push(&b) {
-		c.forget(b.SubscriptionID, s)
-		c.unsubscribe(b.SubscriptionID)
+	if s != nil {
+		s.push(c, &b)
 	}
 	return nil
 }
@@ -467,7 +479,6 @@ func (c *conn) onSubscriptionEnded(f wire.Frame) error {
 	}
 	c.mu.Lock()
 	s := c.subs[m.SubscriptionID]
-	delete(c.subs, m.SubscriptionID)
 	c.mu.Unlock()
 	if s == nil {
 		return nil
@@ -477,21 +488,9 @@ func (c *conn) onSubscriptionEnded(f wire.Frame) error {
 	s.mu.Lock()
 	s.endLocked(&SubscriptionEndedError{Code: m.Code, FirstMissedOffset: m.FirstMissedOffset, Err: se})
 	s.mu.Unlock()
-	return nil
+	return errSubscriptionOver // the connection was the subscription's; close it
 }
 
-// forget removes a subscription from the connection's table.
-func (c *conn) forget(id uint64, s *Subscription) {
-	c.mu.Lock()
-	if c.subs[id] == s {
-		delete(c.subs, id)
-	}
-	c.mu.Unlock()
-}
-
-// unsubscribe tells the broker, without waiting for its OK.
-func (c *conn) unsubscribe(id uint64) {
-	c.notify(func(dst []byte, rid uint64) []byte {
-		return wire.AppendControl(dst, rid, &wire.Unsubscribe{SubscriptionID: id})
-	})
-}
+// errSubscriptionOver closes a subscription's connection once the broker
+// has ended the subscription.
+var errSubscriptionOver = errors.New("felix/client: the subscription ended")

@@ -42,12 +42,16 @@ func pushEvents(fc *fakeConn, offsets ...uint64) {
 	fc.sendWith(func(dst []byte) []byte { return wire.AppendEventBatch(dst, 0, testSubID, 3, evs) })
 }
 
-// settle makes sure everything the broker sent so far was read: the answer
-// to a request sent now comes after it on the same connection.
-func settle(t *testing.T, c *Client) {
+// settle makes sure the client read everything the broker sent on fc so
+// far: it answers a PING sent now only after reading what came before.
+func settle(t *testing.T, fc *fakeConn, seen <-chan wire.Frame) {
 	t.Helper()
-	if _, err := c.Publish(testCtx(t), testStream, []byte("settle")); err != nil {
-		t.Fatal(err)
+	id := uint64(time.Now().UnixNano())
+	fc.sendWith(func(dst []byte) []byte { return wire.AppendPing(dst, id, 0) })
+	for {
+		if f := next(t, seen); f.Type == wire.TypePong && f.RequestID == id {
+			return
+		}
 	}
 }
 
@@ -86,7 +90,7 @@ func TestEventsCarryTheirOffsetsAndAGapIsExactlyADrop(t *testing.T) {
 			break
 		}
 	}
-	if st := sub.Stats(); st.Delivered != 4 || st.Dropped != 0 {
+	if st := sub.Stats(); st.Delivered != 4 || st.Queued != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -145,7 +149,7 @@ func TestTheEndOfASubscriptionIsATypedError(t *testing.T) {
 }
 
 func TestAConnectionDropEndsTheSubscriptionWithWhereToResume(t *testing.T) {
-	b, _ := subscribeBroker(t, 100)
+	b, seen := subscribeBroker(t, 100)
 	c := dialFake(t, b)
 	ctx := testCtx(t)
 	sub, err := c.Subscribe(ctx, testStream, 0, SubscribeOptions{Start: FromEarliest()})
@@ -154,7 +158,7 @@ func TestAConnectionDropEndsTheSubscriptionWithWhereToResume(t *testing.T) {
 	}
 	fc := brokerConn(b)
 	pushEvents(fc, 100, 101, 102)
-	settle(t, c)
+	settle(t, fc, seen)
 	_ = fc.nc.Close()
 	var last uint64
 	for ev, err := range sub.Events(ctx) {
@@ -169,73 +173,38 @@ func TestAConnectionDropEndsTheSubscriptionWithWhereToResume(t *testing.T) {
 	}
 }
 
-func TestTheClientsQueueOverflowsByTheSubscriptionsPolicy(t *testing.T) {
-	cases := []struct {
-		policy   Overflow
-		want     []uint64 // offsets delivered from the first five
-		missed   []uint64
-		dropped  uint64
-		missed05 uint64 // Missed of offset 105, pushed after those were read
-	}{
-		{DropNew, []uint64{100, 101}, []uint64{0, 0}, 3, 3},
-		{DropOld, []uint64{103, 104}, []uint64{3, 0}, 3, 0},
-		{Disconnect, []uint64{100, 101}, []uint64{0, 0}, 0, 0},
+// A subscriber slower than its events holds back its own connection, not
+// the client: with a buffer of 2, a burst of 5 is delivered whole (the
+// connection stops reading meanwhile, so the broker would drop, not the
+// client), and the client's other requests go on.
+func TestASlowSubscriberHoldsBackOnlyItsOwnConnection(t *testing.T) {
+	b, seen := subscribeBroker(t, 100)
+	c := dialFake(t, b)
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, testStream, 3, SubscribeOptions{Buffer: 2})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range cases {
-		t.Run(string(tc.policy.wire()), func(t *testing.T) {
-			b, seen := subscribeBroker(t, 100)
-			c := dialFake(t, b)
-			ctx := testCtx(t)
-			sub, err := c.Subscribe(ctx, testStream, 3, SubscribeOptions{Overflow: tc.policy, Buffer: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			next(t, seen) // SUBSCRIBE
-			fc := brokerConn(b)
-			pushEvents(fc, 100, 101, 102, 103, 104)
-			settle(t, c)
-			for i, want := range tc.want {
-				ev, err := sub.Next(ctx)
-				if err != nil {
-					t.Fatalf("event %d: %v", i, err)
-				}
-				if ev.Offset != want || ev.Missed != tc.missed[i] {
-					t.Fatalf("event %d: offset %d missed %d, want %d and %d", i, ev.Offset, ev.Missed, want, tc.missed[i])
-				}
-			}
-			if st := sub.Stats(); st.Dropped != tc.dropped {
-				t.Fatalf("dropped %d, want %d", st.Dropped, tc.dropped)
-			}
-			if tc.policy == Disconnect {
-				assertLocalDisconnect(t, sub, seen)
-				return
-			}
-			pushEvents(fc, 105)
-			if ev, err := sub.Next(ctx); err != nil || ev.Offset != 105 || ev.Missed != tc.missed05 {
-				t.Fatalf("after the overflow: %+v %v, want 105 missing %d", ev, err, tc.missed05)
-			}
-		})
+	defer sub.Close()
+	if c.Stats().Subscriptions != 1 || b.connCount() != 2 {
+		t.Fatalf("%d subscriptions over %d connections; a subscription has its own", c.Stats().Subscriptions, b.connCount())
 	}
+	next(t, seen) // SUBSCRIBE
+	fc := brokerConn(b)
+	pushEvents(fc, 100, 101, 102, 103, 104)
+	if _, err := c.Publish(ctx, testStream, []byte("meanwhile")); err != nil {
+		t.Fatal("a publish waited for a slow subscriber:", err)
+	}
+	for want := uint64(100); want < 105; want++ {
+		ev, err := sub.Next(ctx)
+		if err != nil || ev.Offset != want || ev.Missed != 0 {
+			t.Fatalf("event %+v %v, want %d with nothing missed", ev, err, want)
+		}
+	}
+	settle(t, fc, seen) // the reader caught up and reads again
 }
 
-func assertLocalDisconnect(t *testing.T, sub *Subscription, seen <-chan wire.Frame) {
-	t.Helper()
-	_, err := sub.Next(testCtx(t))
-	var se *SubscriptionEndedError
-	if !errors.As(err, &se) || !errors.Is(err, ErrSubscriberLagged) || se.FirstMissedOffset == nil || *se.FirstMissedOffset != 102 || se.ResumeOffset != 102 {
-		t.Fatalf("end %v, want lagged at 102", err)
-	}
-	f := next(t, seen)
-	if f.Type == wire.TypePublish { // the settling publish may come before or after
-		f = next(t, seen)
-	}
-	var un wire.Unsubscribe
-	if err := wire.DecodeControl(f, wire.Limits{}, &un); err != nil || un.SubscriptionID != testSubID {
-		t.Fatalf("after a local disconnect the broker saw %v %+v (%v), want UNSUBSCRIBE", f.Type, un, err)
-	}
-}
-
-func TestCloseUnsubscribesAndEndsTheReader(t *testing.T) {
+func TestCloseEndsTheReaderAndTheSubscriptionsConnection(t *testing.T) {
 	b, seen := subscribeBroker(t, 0)
 	c := dialFake(t, b)
 	ctx := testCtx(t)
@@ -243,26 +212,29 @@ func TestCloseUnsubscribesAndEndsTheReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next(t, seen) // SUBSCRIBE
-	pushEvents(brokerConn(b), 0)
-	settle(t, c)
-	next(t, seen)
+	fc := brokerConn(b)
+	pushEvents(fc, 0)
+	settle(t, fc, seen)
 	if err := sub.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sub.Next(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Next after Close: %v", err)
 	}
-	f := next(t, seen)
-	var un wire.Unsubscribe
-	if err := wire.DecodeControl(f, wire.Limits{}, &un); err != nil || un.SubscriptionID != testSubID {
-		t.Fatalf("broker saw %v (%v), want UNSUBSCRIBE %d", f.Type, err, testSubID)
+	select {
+	case <-fc.done:
+	case <-ctx.Done():
+		t.Fatal("the subscription's connection stayed open after Close")
 	}
 	if err := sub.Close(); err != nil {
 		t.Fatal("closing twice:", err)
 	}
-	pushEvents(brokerConn(b), 1) // in flight after the close: ignored
-	settle(t, c)
+	if c.Stats().Subscriptions != 0 {
+		t.Fatal("a closed subscription is still counted")
+	}
+	if _, err := c.Publish(ctx, testStream, []byte("v")); err != nil {
+		t.Fatal("the client's own connection suffered:", err)
+	}
 }
 
 func TestASubscribeRefusalIsAServerError(t *testing.T) {

@@ -166,72 +166,38 @@ func (r *recordingConn) frames(t testing.TB) []wire.Frame {
 	return out
 }
 
+// recorder keeps the recordingConns of every connection a client dials
+// (its own, and one per subscription).
+type recorder struct {
+	mu    sync.Mutex
+	conns []*recordingConn
+}
+
+// frames is every frame the client wrote, connection by connection.
+func (r *recorder) frames(t testing.TB) []wire.Frame {
+	r.mu.Lock()
+	conns := append([]*recordingConn(nil), r.conns...)
+	r.mu.Unlock()
+	var out []wire.Frame
+	for _, c := range conns {
+		out = append(out, c.frames(t)...)
+	}
+	return out
+}
+
 // recordingDialer dials TCP and records what the client writes.
-func recordingDialer() (client.Option, *recordingConn) {
-	rec := &recordingConn{}
+func recordingDialer() (client.Option, *recorder) {
+	rec := &recorder{}
 	return client.WithDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			return nil, err
 		}
-		rec.Conn = nc
-		return rec, nil
+		rc := &recordingConn{Conn: nc}
+		rec.mu.Lock()
+		rec.conns = append(rec.conns, rc)
+		rec.mu.Unlock()
+		return rc, nil
 	}), rec
-}
-
-// gate stalls a connection's reads: a subscriber whose application has
-// stopped reading, seen from the broker.
-type gate struct {
-	mu sync.Mutex
-	ch chan struct{} // nil: open
-}
-
-// stall makes every Read from now on wait for release (one already
-// waiting in the kernel completes first).
-func (g *gate) stall() {
-	g.mu.Lock()
-	g.ch = make(chan struct{})
-	g.mu.Unlock()
-}
-
-func (g *gate) release() {
-	g.mu.Lock()
-	if g.ch != nil {
-		close(g.ch)
-		g.ch = nil
-	}
-	g.mu.Unlock()
-}
-
-func (g *gate) wait() {
-	g.mu.Lock()
-	ch := g.ch
-	g.mu.Unlock()
-	if ch != nil {
-		<-ch
-	}
-}
-
-type gatedConn struct {
-	net.Conn
-	g *gate
-}
-
-func (c *gatedConn) Read(p []byte) (int, error) {
-	c.g.wait()
-	return c.Conn.Read(p)
-}
-
-// gatedDialer dials TCP connections whose reads the returned gate controls.
-func gatedDialer() (client.Option, *gate) {
-	g := &gate{}
-	return client.WithDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return nil, err
-		}
-		return &gatedConn{Conn: nc, g: g}, nil
-	}), g
 }

@@ -205,7 +205,7 @@ func TestAKeyedPublishNegotiatesTheBinaryFrame(t *testing.T) {
 }
 
 // lastPublish is the last publish frame the client wrote.
-func lastPublish(t *testing.T, rec *recordingConn) wire.Frame {
+func lastPublish(t *testing.T, rec *recorder) wire.Frame {
 	t.Helper()
 	frames := rec.frames(t)
 	for i := len(frames) - 1; i >= 0; i-- {
