@@ -1,7 +1,7 @@
 # Felix: the two commands a newcomer runs are `make run` and `make test`.
 GO        ?= go
 PKGS      ?= ./...
-BENCHTIME ?= 1s
+BENCHTIME ?= 500ms
 FUZZTIME  ?= 30s
 DATA      ?= ./felix-data
 
