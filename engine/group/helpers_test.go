@@ -319,3 +319,14 @@ func receive(t testing.TB, ch <-chan pollResult) pollResult {
 		return pollResult{}
 	}
 }
+
+// crash kills the broker as a machine crash would (only what was synced
+// survives) and starts it again on what the disk kept.
+func (f *fixture) crash() {
+	f.t.Helper()
+	img := f.fs.Crash(vfs.DropUnsynced)
+	f.m.Close()
+	f.eng.Close()
+	f.fs = img
+	f.open()
+}

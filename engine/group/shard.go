@@ -195,11 +195,13 @@ func (sg *shardGroups) create(name string, cursor int64) (*group, error) {
 		return nil, ErrTooManyGroups
 	}
 	g := newGroup(sg, name, cursor)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if err := g.logCursor(); err != nil {
+	g.value = appendCursorValue(g.value[:0], cursor)
+	g.entry[0] = shardlog.Entry{Key: g.key, Value: g.value}
+	at, err := sg.cursors.log.AppendWait(g.entry[:], sg.gen) // a group, once created, survives a crash
+	if err != nil {
 		return nil, err
 	}
+	sg.noteLatest(name, at)
 	sg.groups[name] = g
 	return g, nil
 }

@@ -212,8 +212,17 @@ func (g *group) skipRetained(start int64) error {
 		return nil
 	}
 	for i := 0; i < g.win.len() && g.cursor+int64(i) < start; i++ {
-		if s := g.win.at(i); s.state != slotDone && s.state != slotDying {
-			if err := g.skip(s, g.cursor+int64(i)); err != nil {
+		s, o := g.win.at(i), g.cursor+int64(i)
+		switch s.state {
+		case slotDone:
+		case slotDying:
+			// Its dead letter is on its way: track it apart, so the cursor
+			// can pass a record that is gone anyway.
+			moved := *s
+			g.again[o] = &moved
+			s.state = slotDone
+		default:
+			if err := g.skip(s, o); err != nil {
 				return err
 			}
 		}
