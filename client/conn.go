@@ -376,13 +376,13 @@ func (c *conn) control(ctx context.Context, m wire.Control, cl *call) error {
 }
 
 // notify sends a frame that expects no answer the client waits for (a
-// ping, a pong). It never waits on the write
-// buffer's bound: the reader goroutine sends these, and must not wait on a
-// broker that may itself be waiting for the client to read.
+// ping, a pong). It neither waits for room in the write buffer nor writes
+// itself: the reader goroutine sends these, and must not wait on a broker
+// that may itself be waiting for the client to read.
 func (c *conn) notify(enc func(dst []byte, id uint64) []byte) {
 	buf, err := c.w.beginNow()
 	if err != nil {
 		return // the connection is dying; nothing to tell
 	}
-	c.w.commit(enc(buf, c.ids.Add(1)))
+	c.w.commitAsync(enc(buf, c.ids.Add(1)))
 }

@@ -110,6 +110,21 @@ func (w *writer) commit(buf []byte) {
 	}
 }
 
+// commitAsync stores the appended buffer and unlocks, leaving the write to
+// the flusher: for the reader goroutine, which must never block in a write
+// (a broker blocked writing to a client that is blocked writing to it
+// would deadlock them both).
+func (w *writer) commitAsync(buf []byte) {
+	w.buf = buf
+	if w.flushing {
+		w.mu.Unlock()
+		return
+	}
+	w.flushing = true
+	w.mu.Unlock()
+	w.kick <- struct{}{}
+}
+
 // writeOnce takes the buffer and writes it; mu held on entry and on return.
 func (w *writer) writeOnce() error {
 	out := w.buf
