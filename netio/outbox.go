@@ -78,10 +78,11 @@ func (o *outbox) begin() []byte {
 }
 
 // commit takes back the buffer begin returned, with frames appended, and
-// schedules a write.
+// schedules a write. Once the connection is closing, frames are dropped:
+// the ERROR that closes it is the last frame it sends.
 func (o *outbox) commit(b []byte) {
-	if o.closed {
-		o.buf = b[:0]
+	if o.closed || o.closeAfter {
+		o.buf = b[:len(o.buf)]
 		o.mu.Unlock()
 		return
 	}

@@ -94,6 +94,7 @@ func TestStopEndsSubscriptionsAnswersWhatIsInFlightThenCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := startBrokerOn(t, e)
+	t.Cleanup(g.release) // before the broker's cleanup, which runs first
 	ref := wireRef(engine.StreamID{Tenant: "acme", Namespace: "prod", Name: "durable"})
 	if _, err := e.CreateStream(idOf(ref), engine.StreamConfig{Shards: 2, Durable: true}); err != nil {
 		t.Fatal(err)
@@ -109,6 +110,7 @@ func TestStopEndsSubscriptionsAnswersWhatIsInFlightThenCloses(t *testing.T) {
 		frames = wire.AppendPublish(frames, uint64(i+1), ref, wire.AckPerBatch, wire.Record{Value: value(i)})
 	}
 	pub.send(frames)
+	waitUntil(t, "the broker to take every publish", func() bool { return publishFrames(b.s) == n })
 	waitUntil(t, "the log to hold the writes", func() bool { return g.blocked.Load() > 0 })
 
 	stopped := make(chan error, 1)
@@ -145,6 +147,14 @@ func TestStopEndsSubscriptionsAnswersWhatIsInFlightThenCloses(t *testing.T) {
 	if b.s.Metrics().ConnectionsActive.Load() != 0 {
 		t.Fatalf("%d connections left", b.s.Metrics().ConnectionsActive.Load())
 	}
+}
+
+func publishFrames(s *Server) int {
+	n := 0
+	for _, ci := range s.Connections() {
+		n += int(ci.PublishBinary)
+	}
+	return n
 }
 
 func TestStopOnABrokerWithNothingToDoReturns(t *testing.T) {

@@ -171,6 +171,14 @@ func TestASlowSubscriberIsDroppedFromWhileThePublisherGoesOnAndTheDropIsAGap(t *
 	// were. Nothing is published any more, so the drops are final.
 	dropped := d.sub.Stats().Dropped
 	evs := sub.events(int(n - dropped))
+	// A record published now, with the queue drained, is delivered: the
+	// drops before it show as a gap even when they were all at the end.
+	pub.send(wire.AppendPublish(nil, 99999, ref, wire.AckPerBatch, wire.Record{Value: []byte("after")}))
+	ackOf(t, pub.read())
+	evs = append(evs, sub.events(1)...)
+	if evs[len(evs)-1].Offset != n {
+		t.Fatalf("the record after the drops came at offset %d", evs[len(evs)-1].Offset)
+	}
 	gaps := 0
 	for i := 1; i < len(evs); i++ {
 		if evs[i].Offset <= evs[i-1].Offset {
