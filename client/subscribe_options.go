@@ -1,0 +1,95 @@
+package client
+
+import (
+	"time"
+
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// Start is where a subscription starts reading; the zero Start is latest.
+type Start struct {
+	from   wire.StartFrom
+	offset uint64
+}
+
+// FromLatest starts at the records published after the subscription is
+// registered.
+func FromLatest() Start { return Start{from: wire.StartLatest} }
+
+// FromEarliest starts at the oldest record retention still holds.
+func FromEarliest() Start { return Start{from: wire.StartEarliest} }
+
+// FromOffset starts at offset, which must lie between the oldest offset
+// retention holds (ErrOffsetBelowRetention otherwise) and the next offset
+// to be written (ErrOffsetPastTail otherwise). Resuming after the last
+// event handled is FromOffset(ev.Offset+1): stored history joins live
+// delivery with no gap and no duplicate.
+func FromOffset(offset uint64) Start { return Start{from: wire.StartOffset, offset: offset} }
+
+// Overflow is what the subscription's full queue at the broker does with
+// the next record. It is the only place a subscription loses records: the
+// client never drops one.
+type Overflow uint8
+
+const (
+	// DropNew drops the incoming record (the default).
+	DropNew Overflow = iota
+	// DropOld drops the oldest queued record.
+	DropOld
+	// Disconnect ends the subscription with ErrSubscriberLagged, naming the
+	// first missed offset.
+	Disconnect
+)
+
+func (o Overflow) wire() wire.Overflow {
+	switch o {
+	case DropOld:
+		return wire.OverflowDropOld
+	case Disconnect:
+		return wire.OverflowDisconnect
+	}
+	return wire.OverflowDropNew
+}
+
+// DefaultSubscribeBuffer is a subscription's read-ahead in the client, in
+// events, when SubscribeOptions.Buffer is zero.
+const DefaultSubscribeBuffer = 1024
+
+// SubscribeOptions configure a subscription; the zero value reads live
+// records from now on with the broker's default queue and DropNew.
+type SubscribeOptions struct {
+	Start Start
+	// QueueCapacity bounds the subscription's queue at the broker, in
+	// records; 0 is the broker's default.
+	QueueCapacity uint32
+	Overflow      Overflow
+	// Buffer bounds the events received but not yet taken by Next; 0 is
+	// DefaultSubscribeBuffer. When it is full the subscription's connection
+	// stops reading, so the broker's queue fills and Overflow applies
+	// there; a replay of history is simply paced.
+	Buffer int
+}
+
+// Event is one record delivered to a subscriber. Its slices are its own:
+// the client never reuses them.
+type Event struct {
+	Shard     uint32
+	Offset    uint64
+	Timestamp time.Time
+	Key       []byte
+	Value     []byte
+	// Missed is the number of offsets skipped just before this event:
+	// records this subscriber did not get. Offsets are dense in a shard, so
+	// a gap is exactly a drop (by the overflow policy of the subscription's
+	// queue at the broker); Missed is how an application sees one.
+	Missed uint64
+}
+
+// event is an Event as queued: 64 bytes, not 104.
+type event struct {
+	offset uint64
+	ts     int64
+	key    []byte
+	value  []byte
+}
+
