@@ -126,4 +126,3 @@ func growFor(buf []byte, need int) []byte {
 	copy(nb, buf)
 	return nb
 }
-

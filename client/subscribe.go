@@ -265,4 +265,3 @@ func (s *Subscription) wake() {
 	default:
 	}
 }
-

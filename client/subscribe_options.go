@@ -92,4 +92,3 @@ type event struct {
 	key    []byte
 	value  []byte
 }
-
