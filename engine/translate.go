@@ -8,6 +8,9 @@ import (
 
 // translateLogErr turns the log's offset errors into the engine's.
 func translateLogErr(err error) error {
+	if err == nil {
+		return nil // and allocate nothing: errors.As would
+	}
 	var oe *shardlog.OffsetError
 	if errors.As(err, &oe) {
 		kind := ErrOffsetBelowStart

@@ -49,7 +49,7 @@ type checker struct {
 	// maxStart is the highest start the shard has had: a crash can bring
 	// back segments retention removed (their removal was not yet durable),
 	// so the start can move back.
-	maxStart int64
+	maxStart  int64
 	published int64
 }
 

@@ -17,8 +17,9 @@ type groupLog struct {
 	name       string
 	keep       shardlog.KeepFunc
 	appended   atomic.Int64
-	compacting atomic.Bool
-	wg         sync.WaitGroup
+	compacting atomic.Bool    // a background compaction is started or running
+	compactMu  sync.Mutex     // one compaction at a time
+	wg         sync.WaitGroup // compactions in flight, for close
 }
 
 // appendAt appends entries and returns the first one's log offset; w is
@@ -31,24 +32,31 @@ func (l *groupLog) appendAt(entries []shardlog.Entry, w shardlog.Waiter) (int64,
 	if l.appended.Add(int64(len(entries))) >= int64(l.sg.m.opts.CompactRecords) && l.compacting.CompareAndSwap(false, true) {
 		l.appended.Store(0)
 		l.wg.Add(1)
-		go l.compact()
+		go func() {
+			defer l.wg.Done()
+			defer l.compacting.Store(false)
+			l.compact()
+		}()
 	}
 	return at, nil
 }
 
 // compact drops every record that no longer says where anything stands.
-func (l *groupLog) compact() {
-	defer l.wg.Done()
-	defer l.compacting.Store(false)
+// Called with a count in wg, so close waits for it.
+func (l *groupLog) compact() error {
+	l.compactMu.Lock()
+	defer l.compactMu.Unlock()
 	st, err := l.log.Compact(l.keep)
 	switch {
 	case err == nil:
 		l.sg.m.opts.Logger.Debug("group log compacted", "log", l.name, "records", st.Records, "kept", st.Kept)
 	case errors.Is(err, shardlog.ErrNothingToCompact), errors.Is(err, shardlog.ErrClosed),
-		errors.Is(err, shardlog.ErrCompactionStale), errors.Is(err, shardlog.ErrCompacting):
+		errors.Is(err, shardlog.ErrCompactionStale):
+		return nil
 	default:
 		l.sg.m.opts.Logger.Warn("group log compaction failed", "log", l.name, "err", err)
 	}
+	return err
 }
 
 // close waits for a compaction in progress and closes the log.

@@ -159,6 +159,27 @@ func (m *Manager) Delete(k Key) error {
 	return sg.remove(k.Group)
 }
 
+// Compact compacts both group logs of a shard now (they are also compacted
+// in the background as they grow): every record that no longer says where
+// a group stands is dropped from their sealed segments.
+func (m *Manager) Compact(id engine.StreamID, shard int) error {
+	sg, err := m.shardOf(Key{Stream: id, Shard: shard})
+	if err != nil {
+		return err
+	}
+	sg.mu.RLock()
+	if sg.closed != nil {
+		sg.mu.RUnlock()
+		return sg.closed
+	}
+	sg.cursors.wg.Add(1) // close waits for it; added before closed can be set
+	sg.deadLog.wg.Add(1)
+	sg.mu.RUnlock()
+	defer sg.cursors.wg.Done()
+	defer sg.deadLog.wg.Done()
+	return errors.Join(sg.cursors.compact(), sg.deadLog.compact())
+}
+
 // Release closes one shard's groups without the shard stopping: the
 // cluster layer calls it when this broker stops leading the shard, so that
 // leading it again rebuilds them from the (replicated) logs rather than

@@ -82,13 +82,22 @@ func (m *Manager) PollInto(ctx context.Context, req PollRequest, dst []Delivery,
 	}
 	m.counters.polls.Add(1)
 	deadline, had := m.now()+int64(req.Wait), len(dst)
-	for {
-		changed, wake := sg.shard.Changed(), g.wake.wait()
+	for armed := false; ; armed = true {
+		// The wake channels are taken before looking, so nothing that
+		// happens between the look and the sleep is missed; a poll that
+		// finds records at once takes none (they cost an allocation).
+		var changed, wake <-chan struct{}
+		if armed {
+			changed, wake = sg.shard.Changed(), g.wake.wait()
+		}
 		var due int64
 		dst, buf, due, err = sg.take(g, &req, dst, buf)
 		now := m.now()
 		if err != nil || len(dst) > had || now >= deadline {
 			return dst, buf, err
+		}
+		if !armed {
+			continue
 		}
 		if local, leader := m.owner.Leader(req.Key.Stream, req.Key.Shard); !local {
 			return dst, buf, &engine.NotLeaderError{Stream: req.Key.Stream, Shard: req.Key.Shard, Leader: leader}
