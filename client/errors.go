@@ -25,6 +25,8 @@ var (
 	// ErrRetryDeadline: PublishAtLeastOnce reached its RetryPolicy.Deadline;
 	// the last failure is wrapped too.
 	ErrRetryDeadline = errors.New("felix/client: retry deadline reached")
+	// ErrNotDone: a PublishFuture's Result asked for before Done closed.
+	ErrNotDone = errors.New("felix/client: publish not yet complete")
 	// ErrEmptyBatch: PublishBatch of no records.
 	ErrEmptyBatch = errors.New("felix/client: publish of no records")
 	// ErrOptionNotForBatch: WithKey or WithTimestamp passed to a batch

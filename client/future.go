@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/felixbroker/felix/netio/wire"
@@ -63,13 +62,13 @@ func (f *PublishFuture) Wait(ctx context.Context) ([]AckRun, error) {
 }
 
 // Result is the outcome once Done is closed; before, it reports
-// errNotDone.
+// ErrNotDone.
 func (f *PublishFuture) Result() ([]AckRun, error) {
 	select {
 	case <-f.done:
 		return f.runs, f.err
 	default:
-		return nil, errNotDone
+		return nil, ErrNotDone
 	}
 }
 
@@ -81,8 +80,6 @@ func (f *PublishFuture) Position() (Position, error) {
 	}
 	return Position{Shard: runs[0].Shard, Offset: runs[0].FirstOffset}, nil
 }
-
-var errNotDone = errors.New("felix/client: publish not yet complete")
 
 // PublishAsync sends one record and returns at once with its future, so a
 // producer pipelines without waiting for each acknowledgement. ctx bounds

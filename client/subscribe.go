@@ -86,7 +86,11 @@ func (c *Client) Subscribe(ctx context.Context, stream Stream, shard int, opts S
 		cn.die(err)
 		return nil, err
 	}
-	if err := s.start(ctx, cn, opts); err != nil {
+	err = s.start(ctx, cn, opts)
+	if err == nil {
+		err = c.open() // a Close that raced the subscribe ends it too
+	}
+	if err != nil {
 		_ = s.Close()
 		cn.die(ErrClosed)
 		return nil, err
