@@ -27,6 +27,9 @@ func (l *Log) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) 
 		list := l.segs.Load()
 		s := list.find(from)
 		if s == nil || !s.acquire() {
+			if len(*list) == 0 {
+				return dst, from, ErrClosed // the files were released
+			}
 			continue // retention or truncation moved the log under us: look again
 		}
 		out, next, err := l.readSeg(s, from, vis, maxBytes, dst)

@@ -1,6 +1,7 @@
 package shardlog
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/felixbroker/felix/segment"
@@ -36,5 +37,16 @@ func TestARecordFollowedByAZeroByteReadsWhole(t *testing.T) {
 	it := segment.NewIter(out)
 	if r, ok := it.Next(); !ok || r.Offset != 0 || len(r.Value) != len(big) {
 		t.Fatalf("record %+v (ok %v)", r.Offset, ok)
+	}
+}
+
+// A read of a closed log fails with ErrClosed; it does not wait for
+// segments that will never come back.
+func TestAReadOfAClosedLogFails(t *testing.T) {
+	l := mustOpen(t, testOptions(vfs.NewMem(), OnCommit()))
+	appendN(t, l, 0, 3)
+	l.Close()
+	if _, _, err := l.Read(0, 100, nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("read after close: %v", err)
 	}
 }
