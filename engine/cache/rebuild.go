@@ -43,7 +43,7 @@ func (sh *shard) replay(r *segment.Record, now int64) error {
 		return nil
 	}
 	h := keyHash(r.Key)
-	st, err := sh.current(h, r.Key, now)
+	st, err := sh.current(h, r.Key, now, preRead{})
 	if err != nil {
 		return err
 	}

@@ -80,10 +80,12 @@ func (c Condition) holds(st state) error {
 }
 
 // current reads the key's state. An entry the main table holds for the
-// key's hash is confirmed by the key of the record it names: from the
-// pending ring when the write is not visible yet, from the log otherwise.
-// Called under writeMu.
-func (sh *shard) current(h uint64, key []byte, now int64) (state, error) {
+// key's hash is confirmed by the key of the record it names: pre, when the
+// writer read that record before taking the lock and the entry has not
+// changed since (an offset names the same record for ever); else the
+// pending ring, when the write is not visible yet; else the log. Called
+// under writeMu.
+func (sh *shard) current(h uint64, key []byte, now int64, pre preRead) (state, error) {
 	off, certain, ok := sh.ix.candidate(h, key)
 	if !ok {
 		return state{offset: -1, slot: slotMain}, nil
@@ -92,46 +94,98 @@ func (sh *shard) current(h uint64, key []byte, now int64) (state, error) {
 	if certain {
 		s = slotCollide
 	}
-	recKey, exp, present, err := sh.head(off)
+	rec := pre.head
+	if !pre.valid || pre.off != off || pre.certain != certain {
+		var err error
+		if rec, err = sh.head(off, key, certain); err != nil {
+			return state{}, err
+		}
+	}
 	switch {
-	case err != nil:
-		return state{}, err
-	case !present: // expired and removed by compaction; the entry is dead
+	case !rec.present: // expired and removed by compaction; the entry is dead
 		return state{entry: true, offset: -1, slot: s}, nil
-	case !certain && !keyIs(recKey, key): // another key holds the hash
+	case !rec.same: // another key holds the hash
 		return state{offset: -1, slot: slotCollide}, nil
-	case expired(exp, now):
+	case expired(rec.expiresAt, now):
 		return state{entry: true, offset: -1, slot: s}, nil
 	}
-	return state{entry: true, found: true, offset: off, expiresAt: exp, slot: s}, nil
+	return state{entry: true, found: true, offset: off, expiresAt: rec.expiresAt, slot: s}, nil
 }
 
-// head returns the key and expiry of the put at off; present is false when
-// no record has that offset any more. Called under writeMu.
-func (sh *shard) head(off int64) (key []byte, expiresAt int64, present bool, err error) {
+// recordHead is what a writer needs of the record an index entry names:
+// whether it is still there, whether it holds the key, and its expiry.
+type recordHead struct {
+	present   bool
+	same      bool
+	expiresAt int64
+}
+
+func headOf(r *segment.Record, key []byte, certain bool) (recordHead, error) {
+	_, exp, err := valueOf(r)
+	return recordHead{present: true, same: certain || keyIs(r.Key, key), expiresAt: exp}, err
+}
+
+// head reads the record at off for the writer. Called under writeMu.
+func (sh *shard) head(off int64, key []byte, certain bool) (recordHead, error) {
 	sh.pending.trim(sh.log.End())
 	if pw, ok := sh.pending.get(off); ok {
-		return pw.key, pw.expiresAt, true, nil
+		return recordHead{present: true, same: certain || keyIs(pw.key, key), expiresAt: pw.expiresAt}, nil
 	}
 	r, out, present, err := sh.readRecord(off, sh.headBuf[:0])
 	sh.headBuf = out
 	if err != nil || !present {
-		return nil, 0, false, err
+		return recordHead{}, err
 	}
-	_, exp, err := valueOf(&r)
-	return r.Key, exp, true, err
+	return headOf(&r, key, certain)
+}
+
+// preRead is the record a writer's key's index entry named, read before
+// the writer lock, so the writers of a shard read in parallel and hold the
+// lock only to decide and append.
+type preRead struct {
+	valid   bool
+	off     int64
+	certain bool
+	head    recordHead
+}
+
+func (sh *shard) preRead(h uint64, key []byte) preRead {
+	if sh.usable() != nil {
+		return preRead{}
+	}
+	sh.ixMu.RLock()
+	off, certain, ok := sh.ix.candidate(h, key)
+	sh.ixMu.RUnlock()
+	if !ok || off >= sh.log.End() {
+		return preRead{}
+	}
+	buf := readBufs.Get().(*readBuf)
+	defer putReadBuf(buf)
+	r, out, present, err := sh.readRecord(off, buf.b[:0])
+	buf.b = out[:0]
+	if err != nil {
+		return preRead{}
+	}
+	p := preRead{valid: true, off: off, certain: certain}
+	if present {
+		if p.head, err = headOf(&r, key, certain); err != nil {
+			return preRead{}
+		}
+	}
+	return p
 }
 
 // put applies a put under its condition. The index names the new offset
 // before the append, so the write is readable (after its commit) the
 // moment it can be acknowledged.
 func (sh *shard) put(h uint64, key, value []byte, expiresAt int64, cond Condition, w WriteWaiter) error {
+	pre := sh.preRead(h, key)
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
 	if err := sh.usable(); err != nil {
 		return err
 	}
-	st, err := sh.current(h, key, sh.c.nowNanos())
+	st, err := sh.current(h, key, sh.c.nowNanos(), pre)
 	if err != nil {
 		return err
 	}
@@ -154,12 +208,13 @@ func (sh *shard) del(h uint64, key []byte, cond Condition, w WriteWaiter) error 
 	if cond.Kind == CondIfAbsent {
 		return fmt.Errorf("%w: a delete cannot be conditional on absence", ErrInvalidCondition)
 	}
+	pre := sh.preRead(h, key)
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
 	if err := sh.usable(); err != nil {
 		return err
 	}
-	st, err := sh.current(h, key, sh.c.nowNanos())
+	st, err := sh.current(h, key, sh.c.nowNanos(), pre)
 	if err != nil {
 		return err
 	}
@@ -195,6 +250,7 @@ func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Writ
 		panic(fmt.Sprintf("felix/cache: broken invariant: shard log assigned offset %d where its writer expected %d", off, res.Offset))
 	}
 	sh.appended = off + 1
+	sh.pending.trim(sh.log.End())
 	sh.pending.push(off, key, expiresAt)
 	return nil
 }
