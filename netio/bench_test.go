@@ -7,12 +7,14 @@ import (
 	"io"
 	"net"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio/wire"
+	"github.com/felixbroker/felix/ring"
+	"github.com/felixbroker/felix/segment/vfs"
 )
 
 // The publish benchmarks measure the server against a bare Go echo over
@@ -26,7 +28,7 @@ import (
 
 const (
 	benchRecordBytes = 1024
-	rawBytes         = 256 << 20 // bytes the raw bandwidth baseline moves
+	rawBytes         = 128 << 20 // bytes the raw bandwidth baseline moves
 	rawChunkBytes    = 64 << 10
 	latencySamples   = 5000
 )
@@ -37,30 +39,32 @@ type rawBaseline struct {
 	rttP50      time.Duration
 }
 
-var (
-	baselineOnce sync.Once
-	baseline     rawBaseline
-)
-
-func measureRaw(b *testing.B) rawBaseline {
-	baselineOnce.Do(func() {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer ln.Close()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() { defer c.Close(); io.Copy(c, c) }()
+// measureRaw runs the echo baseline. Each benchmark measures it right
+// before its own timed part, so both see the same machine (other work on
+// a shared machine moves loopback bandwidth a lot).
+func measureRaw(b *testing.B, bandwidth, rtt bool) rawBaseline {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
 			}
-		}()
-		baseline = rawBaseline{bytesPerSec: rawBandwidth(b, ln.Addr().String()), rttP50: rawRTT(b, ln.Addr().String())}
-	})
-	return baseline
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	var out rawBaseline
+	if bandwidth {
+		out.bytesPerSec = rawBandwidth(b, ln.Addr().String())
+	}
+	if rtt {
+		out.rttP50 = rawRTT(b, ln.Addr().String())
+	}
+	return out
 }
 
 // rawBandwidth streams rawBytes through the echo, writing and reading at
@@ -118,15 +122,26 @@ func p50(d []time.Duration) time.Duration {
 	return d[len(d)/2]
 }
 
-// benchBroker starts a broker over an in-memory stream of one shard: the
-// network path without a disk.
-func benchBroker(b *testing.B) (*Server, wire.StreamRef) {
-	e, err := engine.Open(engine.Options{MemoryShardBytes: 64 << 20})
+// benchBroker starts a broker with a stream of one shard: in memory (the
+// network path alone; the engine acknowledges inside Stream.Publish, on the
+// loop), or a durable log in a temporary directory under Periodic fsync
+// (acknowledged by the log's committer once written, through AsyncWrite).
+func benchBroker(b *testing.B, durable bool) (*Server, wire.StreamRef) {
+	opts := engine.Options{MemoryShardBytes: 64 << 20}
+	if durable {
+		d, err := ring.Open(ring.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { d.Close() })
+		opts.FS, opts.Dir, opts.Fsync = vfs.NewOS(d), b.TempDir(), shardlog.Periodic(time.Second)
+	}
+	e, err := engine.Open(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	id := engine.StreamID{Tenant: "bench", Namespace: "net", Name: "loopback"}
-	if _, err := e.CreateStream(id, engine.StreamConfig{Shards: 1}); err != nil {
+	if _, err := e.CreateStream(id, engine.StreamConfig{Shards: 1, Durable: durable}); err != nil {
 		b.Fatal(err)
 	}
 	s, err := NewServer(Config{Addr: "127.0.0.1:0", Engine: e, Multicore: true})
@@ -201,16 +216,22 @@ func publishFrame(ref wire.StreamRef, batch int) []byte {
 }
 
 func BenchmarkPublishLoopback(b *testing.B) {
-	raw := measureRaw(b)
-	b.Run("batch64", func(b *testing.B) { benchPipelined(b, raw, 64, 16) })
-	b.Run("single", func(b *testing.B) { benchPipelined(b, raw, 1, 256) })
-	b.Run("single-latency", func(b *testing.B) { benchLatency(b, raw) })
+	for _, durable := range []bool{false, true} {
+		store := "memory"
+		if durable {
+			store = "log"
+		}
+		b.Run(store+"/batch64", func(b *testing.B) { benchPipelined(b, durable, 64, 16) })
+		b.Run(store+"/single", func(b *testing.B) { benchPipelined(b, durable, 1, 256) })
+		b.Run(store+"/single-latency", func(b *testing.B) { benchLatency(b, durable) })
+	}
 }
 
 // benchPipelined publishes b.N records in frames of batch records, with up
 // to window frames awaiting their ack.
-func benchPipelined(b *testing.B, raw rawBaseline, batch, window int) {
-	s, ref := benchBroker(b)
+func benchPipelined(b *testing.B, durable bool, batch, window int) {
+	raw := measureRaw(b, true, false)
+	s, ref := benchBroker(b, durable)
 	c := dialBench(b, s)
 	frame := publishFrame(ref, batch)
 	frames := (b.N + batch - 1) / batch
@@ -273,8 +294,9 @@ func takeSlot(slots chan struct{}) bool {
 }
 
 // benchLatency publishes one record at a time and waits for its ack.
-func benchLatency(b *testing.B, raw rawBaseline) {
-	s, ref := benchBroker(b)
+func benchLatency(b *testing.B, durable bool) {
+	raw := measureRaw(b, false, true)
+	s, ref := benchBroker(b, durable)
 	c := dialBench(b, s)
 	frame := publishFrame(ref, 1)
 	samples := make([]time.Duration, 0, b.N)
