@@ -26,7 +26,7 @@ type Manager struct {
 	opts  Options
 	base  time.Time // the clock reading group time counts from
 
-	mu     sync.Mutex // guards shards and closed
+	mu     sync.RWMutex // guards shards and closed
 	shards map[*engine.Shard]*shardGroups
 	closed bool
 
@@ -65,7 +65,16 @@ func (m *Manager) shardOf(k Key) (*shardGroups, error) {
 	if !s.Info().Config.Durable {
 		return nil, ErrNotDurable
 	}
-	m.mu.Lock()
+	m.mu.RLock()
+	sg, closed := m.shards[sh], m.closed
+	m.mu.RUnlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case sg != nil:
+		return sg, nil
+	}
+	m.mu.Lock() // a shard's groups open under it: rare, and it reads two logs
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, ErrClosed
@@ -73,7 +82,7 @@ func (m *Manager) shardOf(k Key) (*shardGroups, error) {
 	if sg := m.shards[sh]; sg != nil {
 		return sg, nil
 	}
-	sg, err := openShardGroups(m, sh)
+	sg, err = openShardGroups(m, sh)
 	if err != nil {
 		return nil, err
 	}
@@ -193,9 +202,9 @@ func (m *Manager) Release(id engine.StreamID, shard int) error {
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
+	m.mu.RLock()
 	sg := m.shards[sh]
-	m.mu.Unlock()
+	m.mu.RUnlock()
 	if sg == nil {
 		return nil
 	}

@@ -99,12 +99,12 @@ func (m *Manager) PollInto(ctx context.Context, req PollRequest, dst []Delivery,
 		if !armed {
 			continue
 		}
-		if local, leader := m.owner.Leader(req.Key.Stream, req.Key.Shard); !local {
-			return dst, buf, &engine.NotLeaderError{Stream: req.Key.Stream, Shard: req.Key.Shard, Leader: leader}
-		}
-		wait := min(deadline, due) - now
+		wait := max(min(deadline, due)-now, int64(time.Millisecond))
 		if err := m.sleep(ctx, time.Duration(wait), changed, wake, sg.done); err != nil {
 			return dst, buf, err
+		}
+		if local, leader := m.owner.Leader(req.Key.Stream, req.Key.Shard); !local {
+			return dst, buf, &engine.NotLeaderError{Stream: req.Key.Stream, Shard: req.Key.Shard, Leader: leader}
 		}
 	}
 }

@@ -104,3 +104,27 @@ func TestDeletingTheStreamEndsWaitingPolls(t *testing.T) {
 		t.Fatalf("new stream: %+v", d)
 	}
 }
+
+// Release (this broker stopped leading the shard) ends waiting polls and
+// forgets the in-flight set; leading again rebuilds the groups from their
+// logs, so the cursor stands and the unacked records are owed again.
+func TestReleaseForgetsTheInFlightSetAndKeepsTheCursor(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.publish(4)
+	f.poll("g", "c1", 4)
+	f.ack("g", "c1", 0, 1)
+	res := f.pollAsync(context.Background(), "g", "c2", time.Minute)
+	f.clock.waitTimer(t)
+	f.owner.set(false)
+	if err := f.m.Release(sid, 0); err != nil {
+		t.Fatal(err)
+	}
+	var nl *engine.NotLeaderError
+	if r := receive(t, res); !errors.As(r.err, &nl) {
+		t.Fatalf("a poll waiting when the shard was released: %v", r.err)
+	}
+	f.owner.set(true)
+	if got := f.poll("g", "c2", 10); !slices.Equal(offsets(got), []int64{2, 3}) || got[0].Deliveries != 1 {
+		t.Fatalf("leading again: %+v", got)
+	}
+}

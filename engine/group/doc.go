@@ -1,0 +1,97 @@
+// Package group is consumer groups: queues read over any durable stream's
+// shard. A group is bound to one shard; its consumers poll for records,
+// each handed to one consumer at a time under a claim, and ack, nack,
+// extend or reject what they were handed. Two groups over one shard are
+// independent; each sees every record.
+//
+// It must never hand a record to a consumer while another's claim on it
+// stands, never move a group's cursor past a record nobody finished, never
+// serve a shard this broker does not lead, and never poll in a loop with
+// sleeps: a waiting poll sleeps on the shard's visibility, the group's own
+// events and a timer.
+//
+// # Rules
+//
+//   - Delivery is by poll. A poll returns up to Max records: those owed
+//     again first (lapsed, nacked, redriven), then records never delivered.
+//     With nothing owed it may wait up to Wait: it wakes when the shard
+//     makes records visible (engine.Shard.Changed), when a record becomes
+//     owed (a nack, a redrive, a dead letter made durable), when a claim
+//     lapses or a nack delay ends (a Clock timer), and at least every
+//     OwnershipRecheck to ask Ownership again: a shard that moved ends the
+//     wait with *engine.NotLeaderError. Every operation asks Ownership first.
+//   - A claim stands until its deadline (Visibility, or the poll's own;
+//     Extend moves it). Then the record is owed again. A late ack, after a
+//     lapse nobody acted on, is still taken; an ack of a record another
+//     consumer holds, or one never delivered, is refused (*ClaimError).
+//   - A record delivered MaxDeliveries times whose claim lapses or that is
+//     nacked, and one a consumer rejects, is dead-lettered: its dead letter
+//     (offset, deliveries, reason, detail, time) goes to the dead-letter
+//     log, is listed by DeadLetters, and Redrive makes it owed again with
+//     its deliveries reset.
+//   - The cursor moves only over a contiguous run of finished records
+//     (acked, dead-lettered once the dead letter is durable, skipped, or
+//     engine control records), never past a gap; it is durable, monotonic
+//     (a crash can lose its last moves, never move it past a record that
+//     was not finished) and survives a restart.
+//   - The in-flight set (claims, nacks, delivery counts) is deliberately
+//     not durable. After a restart, or when this broker stops leading the
+//     shard (Release), the group resumes from its cursor and those records
+//     are delivered again: delivery is at-least-once. Redrives are durable.
+//   - Retention outranks a group: a record removed before the group
+//     finished it is skipped, the group moves past it, and each skip is
+//     counted (Description.RetentionSkips, Stats.RetentionSkips).
+//   - A group handed records up to WindowRecords past its cursor; a record
+//     nobody finishes holds new deliveries to that bound.
+//
+// # Data
+//
+// Two logs per shard, shardlog logs beside the shard's own, written at the
+// stream's generation, so replication can ship them as it ships records:
+//
+//	<shard dir>/groups/cursors/   one record per cursor move
+//	<shard dir>/groups/dead/      one record per dead letter, redrive, done
+//
+// Every record's key is the group name. Values (version 1, frozen),
+// little-endian:
+//
+//	cursor record:      version u8 = 1 | cursor i64
+//	group deleted:      no value, flags = segment.FlagTombstone
+//	dead-letter log:    version u8 = 1 | kind u8 | offset i64 | ...
+//	  kind 1, dead:       deliveries u32 | reason u8 | at, unix ns i64 |
+//	                      detail length u16 | detail
+//	  kind 2, redriven:   nothing more
+//	  kind 3, done:       nothing more (a redriven record was finished)
+//
+// Rebuild reads both from their start: the last cursor record of a group
+// wins (a tombstone deletes it); the dead-letter events of each offset, in
+// order, say whether it is a dead letter, redriven (owed again) or done.
+// Both logs are compacted (shardlog.Compact) in the background once
+// CompactRecords were appended since the last time, and on Manager.Compact:
+// a cursor log keeps each live group's last record; a dead-letter log the
+// record that says where each dead or redriven offset stands. A group is
+// durable before Create (or the poll that creates it) returns; a cursor
+// move is appended without waiting, so an ack returns before it is durable
+// (the group logs' FsyncMode, OnCommit by default, makes it so promptly). A
+// dead letter holds the cursor until its log says it is durable.
+//
+// In memory, per group: the window, a ring of slots for [cursor, next),
+// each claimed (holder, deadline), owed (not before), dying (its dead
+// letter not yet durable) or done; redriven records in a map of their own
+// (their window slot, if any, is done); dead letters by offset; consumer
+// names, interned.
+//
+// # Locks and goroutines
+//
+// Lock order: Manager.mu, shardGroups.mu (read-locked by every operation on
+// a group, write-locked to add or remove a group and to close), group.mu,
+// then the leaves: shardGroups.latestMu, a group's commit queue and wake
+// signal, and the engine's and the logs' own locks. Appends to a group log
+// run under group.mu; the log's committer never takes group.mu: a dead
+// letter's Waiter queues its outcome under the commit queue's leaf lock and
+// the next operation on the group applies it, so an appender waiting for
+// buffer room never blocks the committer that frees it. Background
+// compaction runs on its own goroutine per log, one at a time; its keep
+// functions take shardGroups.mu (read) and group.mu per record, and close
+// waits for it. A waiting poll holds no lock.
+package group
