@@ -73,12 +73,14 @@ func TestAnExpirySurvivesARestart(t *testing.T) {
 		t.Fatalf("long: %+v, want expiry %d", it, long.ExpiresAt)
 	}
 	wantValue(t, c, "forever", "f", -1)
+	if it := get(t, c, "at"); !it.Found || it.ExpiresAt != at.ExpiresAt {
+		t.Fatalf("at: %+v, want expiry %d", it, at.ExpiresAt)
+	}
 	clk.Advance(time.Minute)
 	s, c = reopen(t, s, mem, clk)
 	defer s.Close()
 	wantMissing(t, c, "at")
 	wantValue(t, c, "long", "l", long.Offset)
-	_ = at
 }
 
 // The contract's test: of two writes of one key the one the shard applied
@@ -270,7 +272,7 @@ func TestTheCatalogSurvivesARestartAndDropRemovesEverything(t *testing.T) {
 	if _, err := c.Put([]byte("k"), []byte("v"), PutOptions{}); !errors.Is(err, ErrCacheDropped) {
 		t.Fatalf("put to a dropped cache: %v", err)
 	}
-	s, _ = reopenEmpty(t, s, mem)
+	s = reopenEmpty(t, s, mem)
 	defer s.Close()
 	if _, err := s.Create(cid, Config{Durable: true, Shards: 2}); err != nil {
 		t.Fatal(err)
@@ -282,12 +284,13 @@ func TestTheCatalogSurvivesARestartAndDropRemovesEverything(t *testing.T) {
 	}
 }
 
-func reopenEmpty(t *testing.T, s *Store, fs vfs.FS) (*Store, error) {
+// reopenEmpty reopens a store whose only cache was dropped.
+func reopenEmpty(t *testing.T, s *Store, fs vfs.FS) *Store {
 	t.Helper()
 	s.Close()
 	s = openStore(t, testOptions(fs, nil))
 	if _, err := s.Cache(cid); !errors.Is(err, ErrCacheNotFound) {
 		t.Fatalf("a dropped cache is back: %v", err)
 	}
-	return s, nil
+	return s
 }

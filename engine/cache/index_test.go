@@ -31,8 +31,8 @@ func shardGet(t *testing.T, sh *shard, h uint64, key string) Item {
 // Keys sharing a 64-bit hash are told apart by the key in the record: each
 // keeps its own value through overwrites, deletes and a rebuild.
 func TestKeysSharingAHashAreToldApart(t *testing.T) {
-	mem := vfs.NewMem()
-	s, c := newCache(t, mem, nil, Config{Durable: true})
+	_, c := newCache(t, vfs.NewMem(), nil, Config{Durable: true})
+	defer c.store.Close()
 	const h = 42
 	sh := c.shards[0]
 	for round := range 3 {
@@ -70,14 +70,11 @@ func TestKeysSharingAHashAreToldApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(sh, map[string]string{"a": "a3", "b": "b2", "c": "c2"})
-	s.Close()
-	_ = s
 }
 
-// The rebuild resolves shared hashes the same way: it is driven through
-// replay with the hash each record's key has, so collisions are built by
-// hand here.
-func TestTheIndexPromotesAndRestoresCollidingKeys(t *testing.T) {
+// The index's own rules for shared hashes: a colliding key is certain, a
+// main entry is a candidate, and removing the main key promotes one.
+func TestTheIndexPromotesCollidingKeys(t *testing.T) {
 	ix := newIndex()
 	ix.set(7, []byte("x"), slotMain, 1)
 	ix.set(7, []byte("y"), slotCollide, 2)
