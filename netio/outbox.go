@@ -121,8 +121,8 @@ func (o *outbox) kickLocked() {
 	o.writing = o.swapLocked()
 	if err := o.gc.AsyncWrite(o.writing, o.writtenFn); err != nil {
 		// The loop is gone (the engine is stopping): nothing will call back.
-		o.doneWritingLocked()
-		o.inflight = false
+		o.account(-len(o.writing))
+		o.writing, o.inflight = nil, false
 		o.closeLocked()
 	}
 }

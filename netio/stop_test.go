@@ -144,8 +144,10 @@ func TestStopEndsSubscriptionsAnswersWhatIsInFlightThenCloses(t *testing.T) {
 	}
 	pub.expectClosed()
 	sub.expectClosed()
-	if b.s.Metrics().ConnectionsActive.Load() != 0 {
-		t.Fatalf("%d connections left", b.s.Metrics().ConnectionsActive.Load())
+	m := b.s.Metrics()
+	if m.ConnectionsActive.Load() != 0 || m.OutboundBuffered.Load() != 0 || m.SubscriptionsActive.Load() != 0 {
+		t.Fatalf("left behind: %d connections, %d bytes for sockets, %d subscriptions",
+			m.ConnectionsActive.Load(), m.OutboundBuffered.Load(), m.SubscriptionsActive.Load())
 	}
 }
 
