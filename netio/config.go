@@ -2,6 +2,9 @@ package netio
 
 import (
 	"errors"
+	"github.com/felixbroker/felix/engine/cache"
+	"github.com/felixbroker/felix/engine/group"
+	"github.com/felixbroker/felix/engine/producer"
 	"log/slog"
 	"time"
 
@@ -50,6 +53,12 @@ type Config struct {
 	Authenticator Authenticator
 	// Metrics, when set, counts connections, requests and bytes.
 	Metrics *Metrics
+
+	// Optional components. Each one set turns on its frames and feature
+	// bits; nil leaves them refused as not negotiated.
+	Caches    *cache.Store      // caches, watches, counters
+	Groups    *group.Manager    // consumer groups
+	Producers *producer.Manager // idempotent producers
 	// Now is the clock the handshake and idle timers read; default
 	// time.Now. Tests inject a fake one.
 	Now func() time.Time

@@ -145,9 +145,19 @@ func (c *conn) handle(f wire.Frame) {
 	case wire.TypeBrokerList:
 		c.brokerList(f)
 	default:
+		if h := frameHandlers[f.Type]; h != nil {
+			h(c, f)
+			return
+		}
 		c.unhandled(f)
 	}
 }
+
+// frameHandlers holds the handlers of optional features (cache, counters,
+// groups, idempotent producers): each feature's file registers its frame
+// types in an init func, so features are added without touching this
+// dispatch. A handler runs on the event loop and must not block.
+var frameHandlers = map[wire.Type]func(*conn, wire.Frame){}
 
 // unhandled answers a frame no handler takes: one only brokers send is a
 // broken peer; a client frame of a feature this broker does not serve yet

@@ -21,7 +21,7 @@ func (c *conn) handshake(f wire.Frame) {
 		c.refuseHello(f.RequestID, toWire(err))
 		return
 	}
-	version, features, err := wire.Negotiate(h, serverFeatures)
+	version, features, err := wire.Negotiate(h, c.s.features())
 	if err != nil {
 		c.refuseHello(f.RequestID, toWire(err))
 		return

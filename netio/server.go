@@ -17,6 +17,21 @@ import (
 // ones, and BROKER_LIST (answered with this broker alone).
 const serverFeatures = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | wire.FeatureDiscovery
 
+// features is what this server advertises: the base set, plus the bits of
+// every optional component its Config carries (each component's file adds
+// its own through featureHooks).
+func (s *Server) features() wire.Features {
+	f := serverFeatures
+	for _, hook := range featureHooks {
+		f |= hook(&s.cfg)
+	}
+	return f
+}
+
+// featureHooks report the feature bits an optional component serves, given
+// the configuration; each feature's file registers one in an init func.
+var featureHooks []func(*Config) wire.Features
+
 // readBufferBytes is each event loop's read buffer: a frame that arrives
 // whole in one read is decoded in place.
 const readBufferBytes = 256 << 10
