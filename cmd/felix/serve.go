@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/cache"
+	"github.com/felixbroker/felix/engine/group"
+	"github.com/felixbroker/felix/engine/producer"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/netio/wire"
@@ -128,10 +131,13 @@ func orZero(s string) string {
 
 // broker is a running broker: the pieces runBroker starts and stops.
 type broker struct {
-	driver ring.Driver
-	engine *engine.Engine
-	server *netio.Server
-	admin  *adminServer
+	driver    ring.Driver
+	engine    *engine.Engine
+	caches    *cache.Store
+	groups    *group.Manager
+	producers *producer.Manager
+	server    *netio.Server
+	admin     *adminServer
 }
 
 // runBroker starts a broker, prints where it listens, serves until ctx is
@@ -185,8 +191,17 @@ func startBroker(cfg serveConfig) (*broker, error) {
 		b.stop(context.Background())
 		return nil, err
 	}
+	copts := cache.Options{FS: eopts.FS, Dir: cfg.dataDir, Fsync: cfg.fsync, SegmentBytes: cfg.segmentBytes,
+		PrepareSegments: true, ValueBytesMax: cfg.maxFrameBytes, Logger: cfg.logger}
+	if b.caches, err = cache.Open(copts); err != nil {
+		b.stop(context.Background())
+		return nil, err
+	}
+	b.groups = group.New(b.engine, group.Options{Logger: cfg.logger})
+	b.producers = producer.New(b.engine, producer.Options{})
 	b.server, err = netio.NewServer(netio.Config{
 		Addr: cfg.addr, Engine: b.engine, BrokerID: cfg.brokerID, Logger: cfg.logger,
+		Caches: b.caches, Groups: b.groups, Producers: b.producers,
 		Limits:           wire.Limits{FrameBytesMax: cfg.maxFrameBytes},
 		HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
 	})
@@ -211,6 +226,12 @@ func (b *broker) stop(ctx context.Context) error {
 	var errs []error
 	if b.server != nil {
 		errs = append(errs, b.server.Stop(ctx))
+	}
+	if b.groups != nil {
+		errs = append(errs, b.groups.Close())
+	}
+	if b.caches != nil {
+		errs = append(errs, b.caches.Close())
 	}
 	if b.engine != nil {
 		errs = append(errs, b.engine.Close())
