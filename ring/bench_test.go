@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,10 +22,13 @@ import (
 // Every row is paired: the timed loop alternates a block of the operation
 // through the path under test with a block of the same operation as raw
 // system calls, on the same file, and times the two apart. ns/op is the
-// path's, raw-ns/op the baseline's from the same loop, and x-raw their
-// ratio (below 1: faster than raw). On a shared VM the disk and the
-// neighbours move both by 2x within seconds; the ratio moves far less. The
-// raw row pairs raw with itself: its x-raw shows the noise of the method.
+// path's mean, raw-ns/op the baseline's from the same loop, and x-raw the
+// ratio of the two means (below 1: faster than raw). p50-x-raw is the ratio
+// of the median blocks: rare stalls (writeback, a journal commit, a
+// neighbour) decide the means but not it. On a shared VM the disk and the
+// neighbours move both paths by 2x within seconds; the ratios move far
+// less. The raw row pairs raw with itself: its ratios show the noise of
+// the method.
 //
 // Files live in FELIX_BENCH_DIR when set, else in b.TempDir() unless that
 // is a tmpfs (where fdatasync costs nothing), else in ../.benchdata.
@@ -38,9 +42,11 @@ const (
 	cacheRegionBytes   = 64 << 20 // a prezeroed file that page-cache writes go round
 	growCapBytes       = 16 << 20 // a growing file is cut back to empty here
 	readBytes          = 4 << 10
-	groupRecordBytes   = 1 << 10 // one caller's record in the group-commit shape
-	groupOpsPerPhase   = 16      // WriteAtSyncs per caller per timed phase
+	readRegionBytes    = 256 << 10 // 64 pages, read round and round: always cached
+	groupRecordBytes   = 1 << 10   // one caller's record in the group-commit shape
+	groupOpsPerPhase   = 16        // WriteAtSyncs per caller per timed phase
 	groupRegionRecords = 64 << 10
+	groupRegionBytes   = groupRegionRecords * groupRecordBytes
 )
 
 // BenchmarkWriteAt: a page-cache write (no sync) into a prezeroed file, as
@@ -49,8 +55,7 @@ func BenchmarkWriteAt(b *testing.B) {
 	for _, size := range []int{4 << 10, 64 << 10} {
 		for _, path := range benchPaths {
 			b.Run(fmt.Sprintf("%dKiB/%s", size>>10, path), func(b *testing.B) {
-				fd := preparedFile(b, cacheRegionBytes)
-				benchPaired(b, path, size, cacheRegionBytes, nil, func(w benchIO, buf []byte, off int64) error {
+				benchPaired(b, path, size, prezeroedUncached(cacheRegionBytes), func(w benchIO, fd int, buf []byte, off int64) error {
 					_, err := w.writeAt(fd, buf, off)
 					return err
 				})
@@ -65,11 +70,14 @@ func BenchmarkWriteAt(b *testing.B) {
 // (every fdatasync also commits the new size and blocks).
 func BenchmarkWriteAtSync(b *testing.B) {
 	for _, size := range []int{1 << 10, 4 << 10} {
-		for _, file := range []string{"prezeroed", "growing"} {
+		for _, kind := range []string{"prezeroed", "growing"} {
+			file := prezeroed(syncRegionBytes)
+			if kind == "growing" {
+				file = growing
+			}
 			for _, path := range benchPaths {
-				b.Run(fmt.Sprintf("%dKiB/%s/%s", size>>10, file, path), func(b *testing.B) {
-					fd, region, wrap := syncFile(b, file)
-					benchPaired(b, path, size, region, wrap, func(w benchIO, buf []byte, off int64) error {
+				b.Run(fmt.Sprintf("%dKiB/%s/%s", size>>10, kind, path), func(b *testing.B) {
+					benchPaired(b, path, size, file, func(w benchIO, fd int, buf []byte, off int64) error {
 						_, err := w.writeAtSync(fd, buf, off)
 						return err
 					})
@@ -85,8 +93,7 @@ func BenchmarkWriteAtSync(b *testing.B) {
 func BenchmarkSync(b *testing.B) {
 	for _, path := range benchPaths {
 		b.Run(path, func(b *testing.B) {
-			fd := preparedFile(b, syncRegionBytes)
-			benchPaired(b, path, 4<<10, syncRegionBytes, nil, func(w benchIO, buf []byte, off int64) error {
+			benchPaired(b, path, 4<<10, prezeroed(syncRegionBytes), func(w benchIO, fd int, buf []byte, off int64) error {
 				if _, err := unix.Pwrite(fd, buf, off); err != nil {
 					return err
 				}
@@ -101,9 +108,8 @@ func BenchmarkSync(b *testing.B) {
 func BenchmarkReadAt(b *testing.B) {
 	for _, path := range benchPaths {
 		b.Run(fmt.Sprintf("%dKiB/%s", readBytes>>10, path), func(b *testing.B) {
-			fd := preparedFile(b, syncRegionBytes)
-			benchPaired(b, path, readBytes, syncRegionBytes, nil, func(w benchIO, buf []byte, off int64) error {
-				_, err := w.readAt(fd, buf, off%(256<<10)) // 64 pages, always cached
+			benchPaired(b, path, readBytes, prezeroed(readRegionBytes), func(w benchIO, fd int, buf []byte, off int64) error {
+				_, err := w.readAt(fd, buf, off)
 				return err
 			})
 		})
@@ -114,10 +120,11 @@ func BenchmarkReadAt(b *testing.B) {
 // of their own, over and over, on one prezeroed file: the shape of many
 // committers (or a pipelined one) flushing at once. Pairing is by phase:
 // every caller does groupOpsPerPhase operations through the path, then
-// every caller the same through raw system calls. ns/op is wall time per
-// record, so 1/ns/op is records made durable per second.
+// every caller the same through raw system calls (on a file of its own).
+// ns/op is wall time per record, so 1/ns/op is records made durable per
+// second.
 func BenchmarkGroupCommit(b *testing.B) {
-	for _, callers := range []int{1, 8, 64} {
+	for _, callers := range []int{1, 2, 4, 8, 64} {
 		for _, path := range benchPaths {
 			b.Run(fmt.Sprintf("%dcallers/%s", callers, path), func(b *testing.B) {
 				benchGroup(b, path, callers)
@@ -162,50 +169,121 @@ func (w benchIO) writeAtSync(fd int, p []byte, off int64) (int, error) {
 	return WriteAtSync(w.d, fd, p, off)
 }
 
+// benchFile makes a file in the benchmark directory for a row: its
+// descriptor, its region (offsets go round it), and what to do, outside
+// the timing, each time they wrap (nil: nothing).
+type benchFile func(b *testing.B) (fd, region int, wrap func() error)
+
+// prezeroed is a file of n zero bytes, synced.
+func prezeroed(n int) benchFile {
+	return func(b *testing.B) (int, int, func() error) { return preparedFile(b, n), n, nil }
+}
+
+// prezeroedUncached is prezeroed, then dropped from the page cache: the
+// benchmark's own writes bring its pages back in the same way for every
+// path. (Two files prepared alike with one 64 MiB write each can differ by
+// 20% in what a page-cache write into them costs, for as long as those
+// pages stay cached; the page-cache write rows would measure that.)
+func prezeroedUncached(n int) benchFile {
+	return func(b *testing.B) (int, int, func() error) {
+		fd := preparedFile(b, n)
+		dropCache(fd, n)
+		return fd, n, nil
+	}
+}
+
+// growing is an empty file that grows to growCapBytes and is then cut back
+// to empty, and that synced, so the next writes grow it again.
+func growing(b *testing.B) (int, int, func() error) {
+	_, fd := tempFile(b, benchDir(b))
+	return fd, growCapBytes, func() error {
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			return err
+		}
+		return fdatasync(fd)
+	}
+}
+
 // benchPaired runs op through path and through raw system calls in
-// alternating blocks of benchBlockOps, the i-th operation at offset
-// (i*size) mod region, and reports the two times and their ratio. When
-// wrap is not nil it is called, outside the timing, each time the offsets
-// wrap (a growing file is cut back to empty there).
-func benchPaired(b *testing.B, path string, size, region int, wrap func() error, op func(w benchIO, buf []byte, off int64) error) {
-	under, raw := benchIO{d: openBenchDriver(b, path)}, benchIO{}
+// alternating blocks of benchBlockOps, each on a file of its own made by
+// file (so that both meet the same offsets in the same order: page-cache
+// costs repeat with the offset), the i-th operation of each at
+// (i*size) mod region, and reports the two times and their ratios.
+func benchPaired(b *testing.B, path string, size int, file benchFile, op func(w benchIO, fd int, buf []byte, off int64) error) {
+	ios := [2]benchIO{{d: openBenchDriver(b, path)}, {}}
+	var fds [2]int
+	var wraps [2]func() error
+	var region int
+	for k := range ios {
+		fds[k], region, wraps[k] = file(b)
+	}
 	buf := fill(size, 7)
 	slots := int64(region / size)
-	var timed [2]time.Duration // [0] the path, [1] raw
-	var i int64
+	timed := newPairTimes()
+	var next [2]int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for iter := 0; b.Loop(); iter++ {
 		for k := range 2 {
 			which := (k + iter) % 2 // alternate which goes first
-			w := under
-			if which == 1 {
-				w = raw
-			}
-			if wrap != nil && i%slots == 0 && i > 0 {
-				if err := wrap(); err != nil {
+			i := next[which]
+			if wraps[which] != nil && i%slots == 0 && i > 0 {
+				if err := wraps[which](); err != nil {
 					b.Fatal(err)
 				}
 			}
 			start := time.Now()
-			for range benchBlockOps {
-				if err := op(w, buf, (i%slots)*int64(size)); err != nil {
+			for j := range int64(benchBlockOps) {
+				if err := op(ios[which], fds[which], buf, ((i+j)%slots)*int64(size)); err != nil {
 					b.Fatal(err)
 				}
-				i++
 			}
-			timed[which] += time.Since(start)
+			timed[which].add(time.Since(start))
+			next[which] = i + benchBlockOps
 		}
 	}
-	reportPaired(b, timed[0], timed[1], b.N*benchBlockOps)
+	timed.report(b, benchBlockOps)
 }
 
-// reportPaired replaces ns/op (which would mix the two) with the path's
-// time per operation, and adds the baseline's and their ratio.
-func reportPaired(b *testing.B, path, raw time.Duration, ops int) {
-	b.ReportMetric(float64(path.Nanoseconds())/float64(ops), "ns/op")
-	b.ReportMetric(float64(raw.Nanoseconds())/float64(ops), "raw-ns/op")
-	b.ReportMetric(float64(path)/float64(raw), "x-raw")
+// blockTimes keeps the total of a path's timed blocks and the most recent
+// blockTimesKept of them, in memory taken before the timing starts.
+type blockTimes struct {
+	total time.Duration
+	n     int
+	kept  []time.Duration
+}
+
+const blockTimesKept = 1 << 15
+
+// pairTimes is [0] the path under test, [1] raw.
+type pairTimes [2]blockTimes
+
+func newPairTimes() *pairTimes {
+	return &pairTimes{{kept: make([]time.Duration, blockTimesKept)}, {kept: make([]time.Duration, blockTimesKept)}}
+}
+
+func (t *blockTimes) add(d time.Duration) {
+	t.total += d
+	t.kept[t.n%len(t.kept)] = d
+	t.n++
+}
+
+func (t *blockTimes) median() time.Duration {
+	kept := slices.Clone(t.kept[:min(t.n, len(t.kept))])
+	slices.Sort(kept)
+	return kept[len(kept)/2]
+}
+
+// report replaces ns/op (which would mix the two paths) with the path's
+// mean time per operation, and adds the baseline's, the ratio of the
+// means and the ratio of the median blocks. opsPerBlock is how many
+// operations each timed block did.
+func (t *pairTimes) report(b *testing.B, opsPerBlock int) {
+	path, raw := &t[0], &t[1]
+	b.ReportMetric(float64(path.total.Nanoseconds())/float64(path.n*opsPerBlock), "ns/op")
+	b.ReportMetric(float64(raw.total.Nanoseconds())/float64(raw.n*opsPerBlock), "raw-ns/op")
+	b.ReportMetric(float64(path.total)/float64(raw.total), "x-raw")
+	b.ReportMetric(float64(path.median())/float64(raw.median()), "p50-x-raw")
 }
 
 // benchGroup is BenchmarkGroupCommit for one path and caller count.
@@ -214,20 +292,20 @@ func benchGroup(b *testing.B, path string, callers int) {
 }
 
 func benchGroupWith(b *testing.B, d Driver, callers int) {
-	fd := preparedFile(b, groupRegionRecords*groupRecordBytes)
 	ios := [2]benchIO{{d: d}, {}}
+	fds := [2]int{preparedFile(b, groupRegionBytes), preparedFile(b, groupRegionBytes)}
 	start := make([]chan int, callers)
 	done := make(chan error, callers)
 	for c := range start {
 		start[c] = make(chan int, 1)
-		go groupCaller(fd, c, callers, ios, start[c], done)
+		go groupCaller(fds, c, callers, ios, start[c], done)
 	}
 	defer func() {
 		for _, s := range start {
 			close(s)
 		}
 	}()
-	var timed [2]time.Duration
+	timed := newPairTimes()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for iter := 0; b.Loop(); iter++ {
@@ -242,24 +320,25 @@ func benchGroupWith(b *testing.B, d Driver, callers int) {
 					b.Fatal(err)
 				}
 			}
-			timed[which] += time.Since(began)
+			timed[which].add(time.Since(began))
 		}
 	}
-	reportPaired(b, timed[0], timed[1], b.N*groupOpsPerPhase*callers)
+	timed.report(b, groupOpsPerPhase*callers)
 }
 
 // groupCaller is caller c of callers: for each phase it is told which
-// benchIO to use, does groupOpsPerPhase WriteAtSyncs of its own record into
-// slots of its own, and reports on done.
-func groupCaller(fd, c, callers int, ios [2]benchIO, start <-chan int, done chan<- error) {
+// path to use, does groupOpsPerPhase WriteAtSyncs of its own record into
+// slots of its own in that path's file, and reports on done.
+func groupCaller(fds [2]int, c, callers int, ios [2]benchIO, start <-chan int, done chan<- error) {
 	rec := fill(groupRecordBytes, byte(c))
-	k := int64(0)
+	var next [2]int64
 	for which := range start {
 		var err error
 		for range groupOpsPerPhase {
+			k := next[which]
+			next[which]++
 			slot := (int64(c) + k*int64(callers)) % groupRegionRecords
-			k++
-			if _, err = ios[which].writeAtSync(fd, rec, slot*groupRecordBytes); err != nil {
+			if _, err = ios[which].writeAtSync(fds[which], rec, slot*groupRecordBytes); err != nil {
 				break
 			}
 		}
@@ -275,22 +354,6 @@ func openBenchDriver(b *testing.B, path string) Driver {
 		return openDriver(b, Config{Mode: ModePortable})
 	}
 	return nil
-}
-
-// syncFile is the file a durable-write row writes: a prezeroed one, or an
-// empty one that grows to growCapBytes and is then cut back to empty (and
-// that synced) by the wrap function.
-func syncFile(b *testing.B, kind string) (fd, region int, wrap func() error) {
-	if kind != "growing" {
-		return preparedFile(b, syncRegionBytes), syncRegionBytes, nil
-	}
-	_, fd = tempFile(b, benchDir(b))
-	return fd, growCapBytes, func() error {
-		if err := unix.Ftruncate(fd, 0); err != nil {
-			return err
-		}
-		return fdatasync(fd)
-	}
 }
 
 // preparedFile is a file of n zero bytes, synced, in the benchmark directory.

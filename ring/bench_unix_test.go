@@ -3,3 +3,5 @@
 package ring
 
 func onTmpfs(string) bool { return false }
+
+func dropCache(int, int) {}

@@ -35,16 +35,15 @@ type Config struct {
 	Workers int
 	// Logger receives the warning when ModeAuto falls back. Default slog.Default().
 	Logger *slog.Logger
-	// ReapSpin lets whoever reaps the io_uring driver's ring (the reaper, or
-	// a waiting caller reaping for itself) poll the CQ ring for up to this
+	// ReapSpin lets the io_uring reaper poll the CQ ring for up to this
 	// long, yielding the processor between looks, before it sleeps in the
 	// kernel: CPU traded for latency. Waking a thread asleep in
 	// io_uring_enter is the largest cost of a short operation (about 40us on
 	// the 2-vCPU VM Felix was measured on). It matters only for Submit and
-	// for concurrent durable waits: page-cache writes and reads, and lone
-	// durability operations, never touch the ring (see "The waiting path"
-	// in the package doc). 0, the default, sleeps at once. At most 1ms. The
-	// portable driver ignores it.
+	// for durable waits past the direct limit: page-cache writes and
+	// reads, and most durability operations, never touch the ring (see
+	// "The waiting path" in the package doc). 0, the default, sleeps at
+	// once. At most 1ms. The portable driver ignores it.
 	ReapSpin time.Duration
 
 	// hooks lets tests inside the package inject faults and observe waits.
@@ -64,11 +63,9 @@ type hooks struct {
 	slotWait  func()        // called each time a Submit blocks for room
 	closeWait func()        // called when Close starts waiting for in-flight work
 
-	// The io_uring driver's waiting path (Blocking): ringWait sends every
-	// waiting operation through the ring, as when others are in
-	// progress; noSelfReap leaves every reap to the reaper goroutine.
-	ringWait   bool
-	noSelfReap bool
+	// ringWait sends every waiting operation of the io_uring driver
+	// (Blocking) through the ring, as when many are in progress.
+	ringWait bool
 }
 
 // enterFunc has the shape of io_uring_enter(2) without the signal mask.

@@ -15,8 +15,8 @@ const waitLimit = 20 * time.Second
 // forEachDriver runs fn against every driver this machine has, each as a
 // subtest: io_uring sleeping in the kernel at once, io_uring polling first
 // (ReapSpin), io_uring with every waiting helper sent through the ring
-// (the path they take while others are in progress), reaping for itself or
-// leaving that to the reaper, and portable. cfg.Mode and cfg.ReapSpin are
+// (the path durability operations take when many are in progress), and
+// portable. cfg.Mode and cfg.ReapSpin are
 // set per driver, and the hooks when cfg has none.
 func forEachDriver(t *testing.T, cfg Config, fn func(t *testing.T, d Driver)) {
 	t.Helper()
@@ -29,7 +29,6 @@ func forEachDriver(t *testing.T, cfg Config, fn func(t *testing.T, d Driver)) {
 		{"io_uring", ModeUring, 0, nil},
 		{"io_uring_spin", ModeUring, reapSpinMax, nil},
 		{"io_uring_ringwait", ModeUring, 0, &hooks{ringWait: true}},
-		{"io_uring_ringwait_reaper", ModeUring, 0, &hooks{ringWait: true, noSelfReap: true}},
 		{"portable", ModePortable, 0, nil},
 	}
 	for _, v := range variants {

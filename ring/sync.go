@@ -51,17 +51,8 @@ func putWaiter(w *waiter) {
 
 func (w *waiter) signal(*Completion) { w.done <- struct{}{} }
 
-// selfReaper is a driver that can reap its own completions for a caller
-// that waits (the io_uring driver: see submitAndWait).
-type selfReaper interface {
-	submitAndWait(cs []*Completion, done <-chan struct{}) error
-}
-
 // run submits the first n Completions as one batch and waits for them all.
 func (w *waiter) run(d Driver, n int) error {
-	if s, ok := d.(selfReaper); ok {
-		return s.submitAndWait(w.batch[:n], w.done)
-	}
 	if err := d.Submit(w.batch[:n]); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package ring
 
 import (
 	"io"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,12 +75,24 @@ func (d *uringDriver) WriteAtSync(fd int, p []byte, off int64) (int, error) {
 }
 
 // enterDurable counts a waiting durability operation in and reports
-// whether it is to run on the caller's thread: only while it is alone.
-// While others are in progress it goes through the ring, which gives the
-// processor back at once and runs them all side by side, so the kernel
-// serves several with one flush.
+// whether it is to run on the caller's thread: only while at most
+// directMax are in progress, this one included. See "The waiting path" in
+// the package doc.
 func (d *uringDriver) enterDurable() (direct bool) {
-	return d.durable.Add(1) == 1 && !d.hooks.ringWait
+	return d.durable.Add(1) <= d.directMax
+}
+
+// directDurableMax is GOMAXPROCS-1, at least 1: a durability operation on
+// its caller's thread holds a P for as long as the disk takes (the runtime
+// takes it back only after 20us or more, and only when other goroutines
+// wait for it), so at least one is always left for everything else,
+// including the goroutines whose operations then go through the ring. The
+// ringWait test hook makes it 0.
+func directDurableMax(h *hooks) int32 {
+	if h.ringWait {
+		return 0
+	}
+	return int32(max(1, runtime.GOMAXPROCS(0)-1))
 }
 
 // pwriteAll is WriteAt with system calls: all of p, going on after short

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -50,16 +51,16 @@ func TestUringWaitingOperationsAloneRunOnTheCallersThread(t *testing.T) {
 	}
 }
 
-// While another durability operation is in progress, Fdatasync and
-// WriteAtSync go through the ring (one submission each); writes and reads
-// still do not.
+// While directMax other durability operations are in progress, Fdatasync
+// and WriteAtSync go through the ring (one submission each); writes and
+// reads still do not.
 func TestUringDurableWaitsUseTheRingWhileOthersAreInProgress(t *testing.T) {
 	ce := &countingEnter{}
 	cfg := Config{}
 	cfg.hooks = &hooks{enter: ce.enter}
 	d := openUringT(t, cfg)
 	_, fd := tempFile(t, t.TempDir())
-	d.durable.Add(1) // another caller's fdatasync, in progress
+	d.durable.Add(d.directMax) // as many others as may run direct, in progress
 	p := fill(3000, 8)
 	mustN(t, len(p))(WriteAtSync(d, fd, p, 100))
 	mustN(t, 0)(0, Fdatasync(d, fd))
@@ -72,7 +73,7 @@ func TestUringDurableWaitsUseTheRingWhileOthersAreInProgress(t *testing.T) {
 	if n := ce.submits.Load(); n != 2 || !bytes.Equal(got, p) {
 		t.Fatalf("%d submitting enters after a read and a write (want 2); read back equal: %v", n, bytes.Equal(got, p))
 	}
-	d.durable.Add(-1)
+	d.durable.Add(-d.directMax)
 	if n := d.durable.Load(); n != 0 {
 		t.Fatalf("%d durability operations still counted in progress", n)
 	}
@@ -96,42 +97,11 @@ func TestUringWaitingOperationsAfterCloseAreErrClosed(t *testing.T) {
 	}
 }
 
-// A caller that reaps for itself leaves the reaper in charge of whatever
-// else is in the kernel: a read of an empty pipe, submitted before, still
-// completes once the pipe has data, after the caller has gone.
-func TestUringSelfReapingCallerHandsTheRingBackToTheReaper(t *testing.T) {
-	cfg := Config{}
-	cfg.hooks = &hooks{ringWait: true}
-	d := openUringT(t, cfg)
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rec := newRecorder(1)
-	buf := make([]byte, 8)
-	read := &Completion{Op: OpRead, FD: int(r.Fd()), Buf: buf, Done: rec.done}
-	if err := d.Submit([]*Completion{read}); err != nil {
-		t.Fatal(err)
-	}
-	_, fd := tempFile(t, t.TempDir())
-	for i := range 20 {
-		mustN(t, 1000)(WriteAtSync(d, fd, fill(1000, byte(i)), int64(i)*1000))
-	}
-	if _, err := w.Write([]byte("late")); err != nil {
-		t.Fatal(err)
-	}
-	rec.waitN(t, 1)
-	if read.Res != 4 || string(buf[:4]) != "late" {
-		t.Fatalf("pipe read: Res %d, %q", read.Res, buf[:max(read.Res, 0)])
-	}
-}
-
-// Callers waiting through the ring, callers submitting batches of their
-// own, and the reaper share the reap token without losing a completion.
+// Callers waiting through the ring and callers submitting batches of their
+// own share it without losing a completion, while direct durable waits run
+// beside them.
 func TestUringWaitingCallersAndSubmittersShareTheRing(t *testing.T) {
-	for _, h := range []*hooks{{ringWait: true}, {ringWait: true, noSelfReap: true}} {
+	for _, h := range []*hooks{{ringWait: true}, {}} {
 		cfg := Config{Entries: 16}
 		cfg.hooks = h
 		d := openUringT(t, cfg)
@@ -185,9 +155,8 @@ func shareTheRing(t *testing.T, d Driver, fd, g, rounds int) {
 	}
 }
 
-// Close right after callers reaped for themselves: the reaper exits with
-// the reap token, so nothing reads the rings after they are unmapped.
-func TestUringCloseAfterSelfReapedWaits(t *testing.T) {
+// Close right after waits through the ring, again and again.
+func TestUringCloseAfterWaitsThroughTheRing(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 20 {
 		cfg := Config{Mode: ModeUring}
@@ -231,4 +200,16 @@ func TestUringWaitingWriteStopsAtTheFileSizeLimit(t *testing.T) {
 			t.Fatalf("WriteAtSync across RLIMIT_FSIZE = %d, %v; want 100, EFBIG", n, err)
 		}
 	})
+}
+
+func TestUringDirectLimitLeavesAProcessor(t *testing.T) {
+	want := int32(max(1, runtime.GOMAXPROCS(0)-1))
+	if got := openUringT(t, Config{}).directMax; got != want {
+		t.Fatalf("directMax %d with GOMAXPROCS %d, want %d", got, runtime.GOMAXPROCS(0), want)
+	}
+	cfg := Config{}
+	cfg.hooks = &hooks{ringWait: true}
+	if got := openUringT(t, cfg).directMax; got != 0 {
+		t.Fatalf("directMax %d under ringWait, want 0", got)
+	}
 }

@@ -52,25 +52,22 @@ type uringDriver struct {
 	reapGen    uint64     // reap passes so far
 	closed     bool
 
-	// reapMu is the reap token: only its holder (the reaper goroutine, or
-	// a caller in submitAndWait) waits in io_uring_enter for CQEs and
-	// harvests them. It owns harvest and ready. The reaper keeps it when
-	// it exits, so nobody touches the rings after Close unmaps them.
-	reapMu       sync.Mutex
-	harvest      []cqe
-	ready        []*Completion
-	sentinelSeen atomic.Bool // Close's NOP was reaped: the reaper exits
-	reaperDone   chan struct{}
-	kick         chan struct{} // one token: work for the reaper may be there
+	// Owned by the reaper goroutine.
+	harvest    []cqe
+	ready      []*Completion
+	reaperDone chan struct{}
+	kick       chan struct{} // one token: SQEs entered since the reaper looked
 
 	// inKernel counts SQEs the kernel took whose CQEs are not yet reaped.
 	// The submitter adds after enter returns, so the reaper may take it
 	// below zero for a moment.
 	// The waiting path (uring_blocking_linux.go): closing is set by Close
-	// for the methods that never reach Submit; durable counts waiting
-	// durability operations in progress.
-	closing atomic.Bool
-	durable atomic.Int32
+	// for the methods that never reach Submit; durable counts the waiting
+	// durability operations in progress, of which up to directMax run on
+	// their callers' threads.
+	closing   atomic.Bool
+	durable   atomic.Int32
+	directMax int32
 
 	inKernel        atomic.Int64
 	inCallbacks     atomic.Bool   // the reaper is calling Done callbacks
@@ -128,6 +125,7 @@ func newUringDriver(fd int, p *uringParams, cfg Config) (*uringDriver, error) {
 		pins: make([]slotPins, slots), free: make([]uint32, slots),
 		harvest: make([]cqe, 0, slots+1), ready: make([]*Completion, 0, slots),
 		reaperDone: make(chan struct{}), kick: make(chan struct{}, 1),
+		directMax: directDurableMax(cfg.hooks),
 	}
 	if d.enter == nil {
 		d.enter = rawEnter
@@ -167,7 +165,7 @@ func (d *uringDriver) Close() error {
 	d.sqMu.Lock()
 	*d.ring.sqe(d.sqTail) = sqe{opcode: opNop, userData: sentinelUserData}
 	d.sqTail++
-	d.flushLocked(true)
+	d.flushLocked()
 	d.sqMu.Unlock()
 	<-d.reaperDone
 	return d.release()

@@ -11,50 +11,35 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reap is the reaper goroutine. It parks while the kernel holds nothing of
-// ours; otherwise it takes the reap token and, holding it, waits for CQEs,
-// harvests every one that is there, frees their slots, and only then calls
-// their Done callbacks. It returns after the pass that holds Close's
-// sentinel NOP, keeping the token: nobody may touch the rings after it.
+// reap is the reaper goroutine: it waits for CQEs, harvests every one that
+// is there, frees their slots, and only then calls their Done callbacks. It
+// returns after the pass that holds Close's sentinel NOP.
 func (d *uringDriver) reap() {
 	defer close(d.reaperDone)
 	for {
-		d.awaitWork()
-		d.reapMu.Lock()
-		if d.reapHeld() {
+		d.waitCQE()
+		if d.reapPass() {
 			return
 		}
-		d.reapMu.Unlock()
 	}
 }
 
-// awaitWork parks the reaper on d.kick while there is nothing to reap: no
-// operation of ours in the kernel (as far as inKernel knows; a submitter
-// adds after its enter returns, and kicks) and no sentinel seen.
-func (d *uringDriver) awaitWork() {
-	for d.inKernel.Load() <= 0 && !d.sentinelSeen.Load() {
-		<-d.kick
-	}
-}
-
-// reapHeld reaps until the kernel holds nothing of ours and the CQ ring is
-// empty, or the sentinel has come. Called with the reap token.
-func (d *uringDriver) reapHeld() (sentinel bool) {
-	for !d.sentinelSeen.Load() && (d.inKernel.Load() > 0 || d.ring.cqReady()) {
-		d.waitCQE()
-		d.reapPass()
-	}
-	return d.sentinelSeen.Load()
-}
-
-// waitCQE returns once the CQ ring holds a CQE. Called with the reap token,
-// while operations of ours are in the kernel. It blocks in
-// io_uring_enter(GETEVENTS, min_complete=1), and the kernel flushes its
-// overflow list on the way in. With Config.ReapSpin it first polls the CQ
-// ring for that long.
+// waitCQE returns once the CQ ring holds a CQE. While the kernel holds
+// operations of ours it blocks in io_uring_enter(GETEVENTS, min_complete=1),
+// and the kernel flushes its overflow list on the way in. While it holds
+// none, it parks on d.kick instead, which every submission signals once the
+// kernel has taken its SQEs: operations that complete inside the submitting
+// enter (page-cache reads, NOPs) then reach the reaper by a goroutine
+// hand-off rather than by waking a thread asleep in the kernel, which costs
+// tens of microseconds. With Config.ReapSpin it first polls the CQ ring for
+// that long.
 func (d *uringDriver) waitCQE() {
 	var spinStart time.Time
-	for !d.ring.cqReady() {
+	for atomic.LoadUint32(d.ring.cqTail) == atomic.LoadUint32(d.ring.cqHead) {
+		if d.inKernel.Load() <= 0 {
+			<-d.kick
+			continue
+		}
 		if d.spinning(&spinStart) {
 			runtime.Gosched()
 			continue
@@ -62,62 +47,6 @@ func (d *uringDriver) waitCQE() {
 		_, err := d.enter(d.fd, 0, 1, enterGetEvents)
 		d.checkReapErr(err)
 	}
-}
-
-// submitAndWait is Submit followed by a wait for every Completion of cs,
-// whose Done callbacks signal done, for a caller that would block anyway.
-// Its submission does not wake the reaper: when the reap token is free the
-// caller takes it and reaps the ring itself, sleeping in io_uring_enter
-// until its own completions are in, so the kernel wakes the waiting thread
-// directly instead of the reaper, which would then wake the waiter. When
-// someone else holds the token, the caller kicks the reaper (the holder
-// may be about to let go) and waits on done.
-func (d *uringDriver) submitAndWait(cs []*Completion, done <-chan struct{}) error {
-	if err := d.submit(cs, false); err != nil {
-		return err
-	}
-	got := 0
-	if !d.hooks.noSelfReap && d.reapMu.TryLock() {
-		got = d.reapUntil(done, len(cs))
-		more := d.inKernel.Load() > 0 || d.ring.cqReady()
-		d.reapMu.Unlock()
-		if !more {
-			return nil
-		}
-	}
-	d.wakeReaper()
-	for ; got < len(cs); got++ {
-		<-done
-	}
-	return nil
-}
-
-// reapUntil reaps the ring until n signals have arrived on done. Called
-// with the reap token by a caller whose n operations were submitted: until
-// they are reaped, the kernel holds them, so sleeping for a CQE cannot hang.
-func (d *uringDriver) reapUntil(done <-chan struct{}, n int) (got int) {
-	for {
-		got += drain(done, n-got)
-		if got == n {
-			return got
-		}
-		d.waitCQE()
-		if d.reapPass() {
-			panic("felix/ring: a waiting caller reaped Close's sentinel (a driver bug)")
-		}
-	}
-}
-
-// drain takes up to max signals from done without blocking.
-func drain(done <-chan struct{}, max int) (got int) {
-	for ; got < max; got++ {
-		select {
-		case <-done:
-		default:
-			return got
-		}
-	}
-	return got
 }
 
 // spinning reports whether the reaper is still within its ReapSpin budget,
@@ -146,7 +75,6 @@ func (d *uringDriver) checkReapErr(err error) {
 
 // reapPass frees the slots of every harvested CQE under mu, then calls the
 // Done callbacks with no lock held. It reports whether the sentinel came.
-// Called with the reap token, which owns harvest and ready.
 func (d *uringDriver) reapPass() (sentinel bool) {
 	d.harvestCQEs()
 	d.mu.Lock()
@@ -171,9 +99,6 @@ func (d *uringDriver) reapPass() (sentinel bool) {
 	}
 	d.inCallbacks.Store(false)
 	d.ready = d.ready[:0]
-	if sentinel {
-		d.sentinelSeen.Store(true)
-	}
 	return sentinel
 }
 

@@ -93,11 +93,6 @@ func (r *rings) cqe(head uint32) *cqe {
 	return (*cqe)(unsafe.Add(r.cqes, uintptr(head&r.cqMask)*cqeSize))
 }
 
-// cqReady reports whether the CQ ring holds a CQE not yet harvested.
-func (r *rings) cqReady() bool {
-	return atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead)
-}
-
 // sqOverflowed reports IORING_SQ_CQ_OVERFLOW: completions wait in the
 // kernel's overflow list for room in the CQ ring.
 func (r *rings) sqOverflowed() bool {

@@ -24,12 +24,6 @@ const (
 // as are free (waiting while not even the next chain fits), writes their
 // SQEs and enters them, and repeats until all of cs is in the kernel.
 func (d *uringDriver) Submit(cs []*Completion) error {
-	return d.submit(cs, true)
-}
-
-// submit is Submit; kick says whether to wake the reaper for the
-// operations entered (submitAndWait reaps them itself).
-func (d *uringDriver) submit(cs []*Completion, kick bool) error {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -45,7 +39,7 @@ func (d *uringDriver) submit(cs []*Completion, kick bool) error {
 	for len(cs) > 0 {
 		n, first := d.takeSlotsLocked(cs)
 		d.mu.Unlock()
-		d.queue(cs[:n], first, kick)
+		d.queue(cs[:n], first)
 		cs = cs[n:]
 		d.mu.Lock()
 	}
@@ -94,7 +88,7 @@ func (d *uringDriver) takeSlotsLocked(cs []*Completion) (n int, first uint32) {
 // chain is always written whole into the SQ ring before an enter, so the
 // kernel never sees it cut. Completions are read under mu so that the
 // reaper, which frees their slots under mu, happens after.
-func (d *uringDriver) queue(cs []*Completion, first uint32, kick bool) {
+func (d *uringDriver) queue(cs []*Completion, first uint32) {
 	d.sqMu.Lock()
 	defer d.sqMu.Unlock()
 	s := first
@@ -103,7 +97,7 @@ func (d *uringDriver) queue(cs []*Completion, first uint32, kick bool) {
 		k := chainLen(cs)
 		if d.sqRoom() < uint32(k) {
 			d.mu.Unlock()
-			d.flushLocked(kick)
+			d.flushLocked()
 			d.mu.Lock()
 		}
 		for i, c := range cs[:k] {
@@ -113,7 +107,7 @@ func (d *uringDriver) queue(cs []*Completion, first uint32, kick bool) {
 		cs = cs[k:]
 	}
 	d.mu.Unlock()
-	d.flushLocked(kick)
+	d.flushLocked()
 }
 
 // sqRoom is how many SQEs can be written before the kernel consumes more.
@@ -185,13 +179,10 @@ func (d *uringDriver) fillIovecs(s uint32, bufs [][]byte) (addr uint64, n uint32
 }
 
 // flushLocked publishes the SQ tail and enters until the kernel has taken
-// every queued SQE, waking the reaper for them when kick is set. Called
-// with sqMu held and mu not held. While it waits for a reap pass (EAGAIN,
-// EBUSY) it lets go of sqMu, so that a Done that submits can still get in;
-// whoever flushes next takes our SQEs along (and when that is a
-// submitAndWait, which does not kick, it wakes the reaper once it is done
-// waiting if anything of ours is left in the kernel).
-func (d *uringDriver) flushLocked(kick bool) {
+// every queued SQE. Called with sqMu held and mu not held. While it waits
+// for the reaper (EAGAIN, EBUSY) it lets go of sqMu, so that a Done that
+// submits can still get in; whoever flushes next takes our SQEs along.
+func (d *uringDriver) flushLocked() {
 	for tries := 0; ; {
 		atomic.StoreUint32(d.ring.sqTail, d.sqTail)
 		pending := d.sqTail - atomic.LoadUint32(d.ring.sqHead)
@@ -201,9 +192,7 @@ func (d *uringDriver) flushLocked(kick bool) {
 		n, err := d.enter(d.fd, pending, 0, 0)
 		if n > 0 {
 			d.inKernel.Add(int64(n))
-			if kick {
-				d.wakeReaper()
-			}
+			d.wakeReaper()
 			tries = 0
 		}
 		switch {
@@ -228,10 +217,10 @@ func (d *uringDriver) wakeReaper() {
 	}
 }
 
-// awaitKernel waits for the next reap pass when the kernel holds
+// awaitKernel waits for the reaper's next pass when the kernel holds
 // operations of ours, or backs off when it holds none. It also backs off
-// while a reap pass runs callbacks: the submitter may be a Done, and the
-// pass cannot finish while it waits for itself.
+// while the reaper runs callbacks: the submitter may be a Done, and the
+// reaper cannot finish a pass while it waits for itself.
 func (d *uringDriver) awaitKernel(tries int) {
 	d.mu.Lock()
 	if d.inKernel.Load() > 0 && !d.inCallbacks.Load() {
