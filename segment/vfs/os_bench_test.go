@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,11 +21,13 @@ import (
 //
 // Every row is paired: the timed loop alternates a block of the call
 // through the path under test with a block of the same operation as raw
-// system calls on the same file, and times the two apart. ns/op is the
-// path's, raw-ns/op the baseline's from the same loop, and x-raw their
-// ratio (below 1: faster than raw). The raw row pairs raw with itself: its
-// x-raw shows the noise of the method. ring/bench_test.go has the same
-// rows one layer down.
+// system calls on a file of its own made alike, and times the two apart.
+// ns/op is the path's mean, raw-ns/op the baseline's from the same loop,
+// x-raw the ratio of the means (below 1: faster than raw) and p50-x-raw
+// the ratio of the median blocks, which rare stalls do not move. The raw
+// row pairs raw with itself: its ratios show the noise of the method.
+// ring/bench_test.go has the same rows one layer down, and says more on
+// the method.
 //
 // Files live in FELIX_BENCH_DIR when set, else in b.TempDir() unless that
 // is a tmpfs (where fdatasync costs nothing), else in ../../.benchdata.
@@ -39,6 +42,7 @@ const (
 	groupRecordBytes   = 1 << 10
 	groupOpsPerPhase   = 16
 	groupRegionRecords = 64 << 10
+	readRegionBytes    = 256 << 10 // 64 pages, read round and round: always cached
 )
 
 // BenchmarkOSWriteAt: File.WriteAt into the page cache of a prezeroed
@@ -47,9 +51,8 @@ func BenchmarkOSWriteAt(b *testing.B) {
 	for _, size := range []int{4 << 10, 64 << 10} {
 		for _, path := range benchPaths {
 			b.Run(fmt.Sprintf("%dKiB/%s", size>>10, path), func(b *testing.B) {
-				f := benchFile(b, path, cacheRegionBytes)
-				benchPaired(b, f, size, cacheRegionBytes, nil, func(w File, buf []byte, off int64) error {
-					_, err := w.WriteAt(buf, off)
+				benchPaired(b, path, size, prezeroed(cacheRegionBytes, true), func(f File, buf []byte, off int64) error {
+					_, err := f.WriteAt(buf, off)
 					return err
 				})
 			})
@@ -62,11 +65,14 @@ func BenchmarkOSWriteAt(b *testing.B) {
 func BenchmarkOSWriteAtSync(b *testing.B) {
 	for _, size := range []int{1 << 10, 4 << 10} {
 		for _, kind := range []string{"prezeroed", "growing"} {
+			file := prezeroed(syncRegionBytes, false)
+			if kind == "growing" {
+				file = growing
+			}
 			for _, path := range benchPaths {
 				b.Run(fmt.Sprintf("%dKiB/%s/%s", size>>10, kind, path), func(b *testing.B) {
-					f, region, wrap := syncBenchFile(b, path, kind)
-					benchPaired(b, f, size, region, wrap, func(w File, buf []byte, off int64) error {
-						_, err := w.WriteAtSync(buf, off)
+					benchPaired(b, path, size, file, func(f File, buf []byte, off int64) error {
+						_, err := f.WriteAtSync(buf, off)
 						return err
 					})
 				})
@@ -80,13 +86,11 @@ func BenchmarkOSWriteAtSync(b *testing.B) {
 func BenchmarkOSSync(b *testing.B) {
 	for _, path := range benchPaths {
 		b.Run(path, func(b *testing.B) {
-			f := benchFile(b, path, syncRegionBytes)
-			fd := rawOf(f).fd
-			benchPaired(b, f, 4<<10, syncRegionBytes, nil, func(w File, buf []byte, off int64) error {
-				if _, err := unix.Pwrite(fd, buf, off); err != nil {
+			benchPaired(b, path, 4<<10, prezeroed(syncRegionBytes, false), func(f File, buf []byte, off int64) error {
+				if _, err := unix.Pwrite(fdOf(f), buf, off); err != nil {
 					return err
 				}
-				return w.Sync()
+				return f.Sync()
 			})
 		})
 	}
@@ -97,9 +101,8 @@ func BenchmarkOSSync(b *testing.B) {
 func BenchmarkOSReadAt(b *testing.B) {
 	for _, path := range benchPaths {
 		b.Run("4KiB/"+path, func(b *testing.B) {
-			f := benchFile(b, path, syncRegionBytes)
-			benchPaired(b, f, 4<<10, syncRegionBytes, nil, func(w File, buf []byte, off int64) error {
-				_, err := w.ReadAt(buf, off%(256<<10))
+			benchPaired(b, path, 4<<10, prezeroed(readRegionBytes, false), func(f File, buf []byte, off int64) error {
+				_, err := f.ReadAt(buf, off)
 				return err
 			})
 		})
@@ -108,19 +111,20 @@ func BenchmarkOSReadAt(b *testing.B) {
 
 // BenchmarkOSGroupCommit: callers goroutines each WriteAtSync a 1 KiB
 // record of their own on one prezeroed file, paired by phase with the same
-// through raw system calls. 1/ns/op is records made durable per second.
+// through raw system calls on a file of its own. 1/ns/op is records made
+// durable per second.
 func BenchmarkOSGroupCommit(b *testing.B) {
-	for _, callers := range []int{1, 8, 64} {
+	for _, callers := range []int{1, 2, 4, 8, 64} {
 		for _, path := range benchPaths {
 			b.Run(fmt.Sprintf("%dcallers/%s", callers, path), func(b *testing.B) {
-				benchGroup(b, benchFile(b, path, groupRegionRecords*groupRecordBytes), callers)
+				benchGroup(b, path, callers)
 			})
 		}
 	}
 }
 
-// rawFile is File's data calls as plain system calls on the descriptor of
-// an osFile, the baseline of every row.
+// rawFile is File's data calls as plain system calls on a descriptor: the
+// baseline of every row. Its other methods are not called.
 type rawFile struct {
 	File
 	fd int
@@ -138,57 +142,136 @@ func (r rawFile) WriteAtSync(p []byte, off int64) (int, error) {
 	return n, unix.Fdatasync(r.fd)
 }
 
-// rawOf is the raw baseline for f: f itself when f is one.
-func rawOf(f File) rawFile {
+// fdOf is the descriptor under a benchmark's File.
+func fdOf(f File) int {
 	if r, ok := f.(rawFile); ok {
-		return r
+		return r.fd
 	}
-	return rawFile{File: f, fd: f.(*osFile).fd}
+	return f.(*osFile).fd
 }
 
-// benchPaired runs op on f and on the raw file under it in alternating
-// blocks, the i-th operation at (i*size) mod region, calling wrap (when
-// not nil) outside the timing each time the offsets wrap.
-func benchPaired(b *testing.B, f File, size, region int, wrap func() error, op func(w File, buf []byte, off int64) error) {
-	files := [2]File{f, rawOf(f)}
+// benchFile prepares an open file for a row: its region (offsets go round
+// it) and what to do, outside the timing, each time they wrap (nil:
+// nothing).
+type benchFile func(b *testing.B, f File) (region int, wrap func() error)
+
+// prezeroed fills the file with n zero bytes and syncs it; uncached then
+// drops it from the page cache, so that the benchmark's own writes bring
+// the pages back alike for every path (see ring/bench_test.go).
+func prezeroed(n int, uncached bool) benchFile {
+	return func(b *testing.B, f File) (int, func() error) {
+		fd := fdOf(f)
+		if _, err := unix.Pwrite(fd, make([]byte, n), 0); err != nil {
+			b.Fatal(err)
+		}
+		if err := unix.Fdatasync(fd); err != nil {
+			b.Fatal(err)
+		}
+		if uncached {
+			_ = unix.Fadvise(fd, 0, int64(n), unix.FADV_DONTNEED)
+		}
+		return n, nil
+	}
+}
+
+// growing leaves the file empty to grow to growCapBytes; wrap cuts it back
+// to empty, and syncs that, so the next writes grow it again.
+func growing(_ *testing.B, f File) (int, func() error) {
+	fd := fdOf(f)
+	return growCapBytes, func() error {
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			return err
+		}
+		return unix.Fdatasync(fd)
+	}
+}
+
+// benchPaired runs op on path's file and on a raw file of its own in
+// alternating blocks of benchBlockOps, the i-th operation of each at
+// (i*size) mod region, and reports the times and their ratios.
+func benchPaired(b *testing.B, path string, size int, prepare benchFile, op func(f File, buf []byte, off int64) error) {
+	files := [2]File{openBenchFile(b, path), openBenchFile(b, "raw")}
+	var wraps [2]func() error
+	var region int
+	for k, f := range files {
+		region, wraps[k] = prepare(b, f)
+	}
 	buf := make([]byte, size)
 	for i := range buf {
 		buf[i] = byte(i * 7)
 	}
 	slots := int64(region / size)
-	var timed [2]time.Duration
-	var i int64
+	timed := newPairTimes()
+	var next [2]int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for iter := 0; b.Loop(); iter++ {
 		for k := range 2 {
 			which := (k + iter) % 2
-			if wrap != nil && i%slots == 0 && i > 0 {
-				if err := wrap(); err != nil {
+			i := next[which]
+			if wraps[which] != nil && i%slots == 0 && i > 0 {
+				if err := wraps[which](); err != nil {
 					b.Fatal(err)
 				}
 			}
 			start := time.Now()
-			for range benchBlockOps {
-				if err := op(files[which], buf, (i%slots)*int64(size)); err != nil {
+			for j := range int64(benchBlockOps) {
+				if err := op(files[which], buf, ((i+j)%slots)*int64(size)); err != nil {
 					b.Fatal(err)
 				}
-				i++
 			}
-			timed[which] += time.Since(start)
+			timed[which].add(time.Since(start))
+			next[which] = i + benchBlockOps
 		}
 	}
-	reportPaired(b, timed[0], timed[1], b.N*benchBlockOps)
+	timed.report(b, benchBlockOps)
 }
 
-func reportPaired(b *testing.B, path, raw time.Duration, ops int) {
-	b.ReportMetric(float64(path.Nanoseconds())/float64(ops), "ns/op")
-	b.ReportMetric(float64(raw.Nanoseconds())/float64(ops), "raw-ns/op")
-	b.ReportMetric(float64(path)/float64(raw), "x-raw")
+// blockTimes keeps the total of a path's timed blocks and the most recent
+// blockTimesKept of them, in memory taken before the timing starts.
+type blockTimes struct {
+	total time.Duration
+	n     int
+	kept  []time.Duration
 }
 
-func benchGroup(b *testing.B, f File, callers int) {
-	files := [2]File{f, rawOf(f)}
+const blockTimesKept = 1 << 15
+
+// pairTimes is [0] the path under test, [1] raw.
+type pairTimes [2]blockTimes
+
+func newPairTimes() *pairTimes {
+	return &pairTimes{{kept: make([]time.Duration, blockTimesKept)}, {kept: make([]time.Duration, blockTimesKept)}}
+}
+
+func (t *blockTimes) add(d time.Duration) {
+	t.total += d
+	t.kept[t.n%len(t.kept)] = d
+	t.n++
+}
+
+func (t *blockTimes) median() time.Duration {
+	kept := slices.Clone(t.kept[:min(t.n, len(t.kept))])
+	slices.Sort(kept)
+	return kept[len(kept)/2]
+}
+
+// report replaces ns/op with the path's mean time per operation and adds
+// the baseline's, the ratio of the means and the ratio of the medians.
+func (t *pairTimes) report(b *testing.B, opsPerBlock int) {
+	path, raw := &t[0], &t[1]
+	b.ReportMetric(float64(path.total.Nanoseconds())/float64(path.n*opsPerBlock), "ns/op")
+	b.ReportMetric(float64(raw.total.Nanoseconds())/float64(raw.n*opsPerBlock), "raw-ns/op")
+	b.ReportMetric(float64(path.total)/float64(raw.total), "x-raw")
+	b.ReportMetric(float64(path.median())/float64(raw.median()), "p50-x-raw")
+}
+
+// benchGroup is BenchmarkOSGroupCommit for one path and caller count.
+func benchGroup(b *testing.B, path string, callers int) {
+	files := [2]File{openBenchFile(b, path), openBenchFile(b, "raw")}
+	for _, f := range files {
+		prezeroed(groupRegionRecords*groupRecordBytes, false)(b, f)
+	}
 	start := make([]chan int, callers)
 	done := make(chan error, callers)
 	for c := range start {
@@ -200,7 +283,7 @@ func benchGroup(b *testing.B, f File, callers int) {
 			close(s)
 		}
 	}()
-	var timed [2]time.Duration
+	timed := newPairTimes()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for iter := 0; b.Loop(); iter++ {
@@ -215,23 +298,27 @@ func benchGroup(b *testing.B, f File, callers int) {
 					b.Fatal(err)
 				}
 			}
-			timed[which] += time.Since(began)
+			timed[which].add(time.Since(began))
 		}
 	}
-	reportPaired(b, timed[0], timed[1], b.N*groupOpsPerPhase*callers)
+	timed.report(b, groupOpsPerPhase*callers)
 }
 
+// groupCaller is caller c of callers: each phase it is told which file to
+// use and does groupOpsPerPhase WriteAtSyncs of its own record into slots
+// of its own there.
 func groupCaller(files [2]File, c, callers int, start <-chan int, done chan<- error) {
 	rec := make([]byte, groupRecordBytes)
 	for i := range rec {
 		rec[i] = byte(c + i)
 	}
-	k := int64(0)
+	var next [2]int64
 	for which := range start {
 		var err error
 		for range groupOpsPerPhase {
+			k := next[which]
+			next[which]++
 			slot := (int64(c) + k*int64(callers)) % groupRegionRecords
-			k++
 			if _, err = files[which].WriteAtSync(rec, slot*groupRecordBytes); err != nil {
 				break
 			}
@@ -240,38 +327,8 @@ func groupCaller(files [2]File, c, callers int, start <-chan int, done chan<- er
 	}
 }
 
-// benchFile is a prezeroed, synced file of n bytes opened through NewOS
-// over path's driver, or for the raw row a rawFile.
-func benchFile(b *testing.B, path string, n int) File {
-	f := openBenchFile(b, path)
-	r := rawOf(f)
-	if _, err := unix.Pwrite(r.fd, make([]byte, n), 0); err != nil {
-		b.Fatal(err)
-	}
-	if err := unix.Fdatasync(r.fd); err != nil {
-		b.Fatal(err)
-	}
-	return f
-}
-
-// syncBenchFile is a prezeroed file, or an empty one that grows to
-// growCapBytes and is then cut back to empty (and that synced) by wrap.
-func syncBenchFile(b *testing.B, path, kind string) (File, int, func() error) {
-	if kind != "growing" {
-		return benchFile(b, path, syncRegionBytes), syncRegionBytes, nil
-	}
-	f := openBenchFile(b, path)
-	fd := rawOf(f).fd
-	return f, growCapBytes, func() error {
-		if err := unix.Ftruncate(fd, 0); err != nil {
-			return err
-		}
-		return unix.Fdatasync(fd)
-	}
-}
-
-// openBenchFile creates a file through NewOS over path's driver (the
-// portable driver for the raw row, which keeps only the descriptor).
+// openBenchFile creates a file through NewOS over path's driver, or for
+// the raw path a rawFile (over an osFile it keeps only for the descriptor).
 func openBenchFile(b *testing.B, path string) File {
 	mode := ring.ModePortable
 	if path == "io_uring" {
@@ -288,7 +345,7 @@ func openBenchFile(b *testing.B, path string) File {
 	}
 	b.Cleanup(func() { _ = f.Close() })
 	if path == "raw" {
-		return rawOf(f)
+		return rawFile{File: f, fd: f.(*osFile).fd}
 	}
 	return f
 }
