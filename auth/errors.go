@@ -3,6 +3,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Errors a caller can test with errors.Is. Unauthenticated (no valid
@@ -20,6 +21,10 @@ type QuotaError struct {
 	Tenant string
 	Limit  string // "publish_bytes_per_second", "connections", "stored_bytes"
 	Max    int64
+	// RetryAfter is when the refused request would fit, for the rate
+	// limit; zero for the others (they wait on someone else: a connection
+	// closing, retention removing data).
+	RetryAfter time.Duration
 }
 
 func (e *QuotaError) Error() string {

@@ -63,15 +63,53 @@ func (p Permission) Grants(action Action, resource string) bool {
 
 // match is glob matching where '*' matches any run of characters,
 // including none and including '/'.
-func match(pattern, s string) bool {
+func match(pattern, s string) bool { return glob(pattern, text(s)) }
+
+// grantsPath is Grants on "namespace/name" without building the string:
+// Allow runs for every publish and must not allocate.
+func (p Permission) grantsPath(action Action, namespace, name string) bool {
+	return (p.Action == actionAny || p.Action == action) && glob(p.Resource, resourcePath{namespace, name})
+}
+
+// subject is what glob matches a pattern against, one byte at a time.
+type subject interface {
+	size() int
+	at(i int) byte
+}
+
+// text is a subject held in one string.
+type text string
+
+func (t text) size() int     { return len(t) }
+func (t text) at(i int) byte { return t[i] }
+
+// resourcePath is the subject "namespace/name".
+type resourcePath struct{ namespace, name string }
+
+func (r resourcePath) size() int { return len(r.namespace) + 1 + len(r.name) }
+
+func (r resourcePath) at(i int) byte {
+	switch n := len(r.namespace); {
+	case i < n:
+		return r.namespace[i]
+	case i == n:
+		return '/'
+	default:
+		return r.name[i-n-1]
+	}
+}
+
+// glob matches with backtracking to the last star only, so it is linear
+// in practice and never recursive.
+func glob[S subject](pattern string, s S) bool {
 	star, back := -1, 0
-	i, j := 0, 0
-	for j < len(s) {
+	i, j, n := 0, 0, s.size()
+	for j < n {
 		switch {
 		case i < len(pattern) && pattern[i] == '*':
 			star, back = i, j
 			i++
-		case i < len(pattern) && pattern[i] == s[j]:
+		case i < len(pattern) && pattern[i] == s.at(j):
 			i++
 			j++
 		case star >= 0:

@@ -31,13 +31,12 @@ func (p *Principal) Allow(action Action, tenant, namespace, name string) error {
 	if tenant != p.Tenant {
 		return fmt.Errorf("%w: %s on tenant %q: the token is for tenant %q", ErrForbidden, action, tenant, p.Tenant)
 	}
-	resource := namespace + "/" + name
 	for _, perm := range p.Perms {
-		if perm.Grants(action, resource) {
+		if perm.grantsPath(action, namespace, name) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s on %s/%s is not granted to %q", ErrForbidden, action, tenant, resource, p.Subject)
+	return fmt.Errorf("%w: %s on %s/%s/%s is not granted to %q", ErrForbidden, action, tenant, namespace, name, p.Subject)
 }
 
 // Expired reports whether the token has expired.

@@ -98,7 +98,9 @@ func (q *Quotas) AdmitPublish(tenant string, bytes int) error {
 	t.last = now
 	full := t.tokens >= float64(rate)
 	if float64(bytes) > t.tokens && !(full && bytes > int(rate)) {
-		return &QuotaError{Tenant: tenant, Limit: "publish_bytes_per_second", Max: rate}
+		need := min(float64(bytes), float64(rate)) - t.tokens
+		wait := time.Duration(need / float64(rate) * float64(time.Second))
+		return &QuotaError{Tenant: tenant, Limit: "publish_bytes_per_second", Max: rate, RetryAfter: wait}
 	}
 	t.tokens -= float64(bytes)
 	return nil
