@@ -5,6 +5,13 @@ type CacheConfig struct {
 	Shards            uint32 `json:"shards,omitempty"`
 	ReplicationFactor uint32 `json:"replication_factor,omitempty"`
 	Durable           bool   `json:"durable"`
+	// Fsync is a durable cache's FsyncMode, as a stream's; absent takes
+	// the broker's default.
+	Fsync FsyncMode `json:"fsync,omitzero"`
+}
+
+func (c CacheConfig) check() error {
+	return checkEnum("fsync.mode", c.Fsync.Kind, FsyncNone, FsyncPeriodic, FsyncOnCommit)
 }
 
 // CacheCreate creates a cache; the answer is OK, or ERROR already_exists.
@@ -23,11 +30,15 @@ type CacheDrop struct {
 // ResumeOffset resumes after a previous watch: delivery starts at that
 // offset with no gap and no duplicate. Retained (which needs
 // FeatureCacheWatchRetained) delivers each matching key's current value
-// first, marked as snapshot.
+// first, marked as snapshot. Offsets are per shard, so a prefix watch reads
+// the one shard Shard names (0 when absent): watching a prefix of a cache
+// with several shards takes one watch per shard. A key watch reads its
+// key's shard and ignores Shard.
 type CacheWatch struct {
 	Cache        CacheRef `json:"cache"`
 	Key          []byte   `json:"key,omitempty"` // base64 in JSON
 	Prefix       bool     `json:"prefix,omitempty"`
+	Shard        uint32   `json:"shard,omitempty"`
 	ResumeOffset *uint64  `json:"resume_offset,omitempty"`
 	Retained     bool     `json:"retained,omitempty"`
 }
@@ -36,12 +47,16 @@ type CacheWatch struct {
 // before any live one: the retained values, or, when Resnapshot is set, the
 // current values that replace a resume offset compaction had collapsed (the
 // client replaces its state with them). Zero is a definite zero. Live
-// changes start at StartOffset.
+// changes start at StartOffset. Shard is the shard the watch reads (a key
+// watch's is its key's) and Shards the cache's number of shards, so a
+// client can open one prefix watch per shard; both are omitted when 0.
 type WatchStarted struct {
 	WatchID       uint64 `json:"watch_id"`
 	RetainedCount uint64 `json:"retained_count"`
 	Resnapshot    bool   `json:"resnapshot,omitempty"`
 	StartOffset   uint64 `json:"start_offset"`
+	Shard         uint32 `json:"shard,omitempty"`
+	Shards        uint32 `json:"shards,omitempty"`
 }
 
 // WatchEnded is pushed (request id 0) when the broker ends a watch:
@@ -76,8 +91,10 @@ func (*WatchStarted) FrameType() Type { return TypeWatchStarted }
 func (*WatchEnded) FrameType() Type   { return TypeWatchEnded }
 func (*CacheUnwatch) FrameType() Type { return TypeCacheUnwatch }
 
-func (m *CacheCreate) check(l Limits) error { return l.CheckCacheRef(m.Cache) }
-func (m *CacheDrop) check(l Limits) error   { return l.CheckCacheRef(m.Cache) }
+func (m *CacheCreate) check(l Limits) error {
+	return firstErr(l.CheckCacheRef(m.Cache), m.Config.check())
+}
+func (m *CacheDrop) check(l Limits) error { return l.CheckCacheRef(m.Cache) }
 func (m *CacheWatch) check(l Limits) error {
 	return firstErr(l.CheckCacheRef(m.Cache), l.CheckKey(m.Key))
 }

@@ -30,6 +30,7 @@ func TestControlEnumsAreChecked(t *testing.T) {
 	for typ, body := range map[Type]string{
 		TypeStreamCreate: `{"stream": {"stream": "s"}, "config": {"consistency": "Majority"}}`,
 		TypeSubscribe:    `{"stream": {"stream": "s"}, "start": {"from": "middle"}}`,
+		TypeCacheCreate:  `{"cache": {"cache": "c"}, "config": {"fsync": {"mode": "Sometimes"}}}`,
 	} {
 		_, err := decodeControlText(t, typ, body)
 		var e *Error

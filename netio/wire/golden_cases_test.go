@@ -128,7 +128,17 @@ func cacheCases() []goldenCase {
 	add := CounterAdd{Cache: gCache, Key: []byte("logins"), Delta: -3}
 	cget := CounterGet{Cache: gCache, Key: []byte("logins")}
 	cval := CounterValue{Exists: true, Sum: 39, Offset: 88}
+	create := CacheCreate{Cache: gCache, Config: CacheConfig{Shards: 4, Durable: true, Fsync: FsyncMode{Kind: FsyncOnCommit}}}
+	nothing := CacheWritten{Offset: ^uint64(0)}
+	shardWatch := CacheWatch{Cache: gCache, Key: []byte("sess-"), Prefix: true, Shard: 3}
+	resnap := WatchStarted{WatchID: 6, RetainedCount: 7, Resnapshot: true, StartOffset: 900, Shard: 3, Shards: 4}
 	return []goldenCase{
+		{"cache_create_fsync", "4 shards, durable, fsync on commit", AppendControl(nil, 39, &create), &create},
+		{"cache_written_nothing", "a delete of a key with no live value: nothing appended, offset -1 as an i64",
+			AppendCacheWritten(nil, 34, nothing), &nothing},
+		{"cache_watch_shard", "prefix sess- on shard 3, live from now", AppendControl(nil, 35, &shardWatch), &shardWatch},
+		{"watch_started_resnapshot", "the resume offset was compacted away: 7 current values replace the state",
+			AppendControl(nil, 35, &resnap), &resnap},
 		{"cache_create", "", AppendControl(nil, 30, &CacheCreate{Cache: gCache, Config: CacheConfig{Shards: 2, ReplicationFactor: 3, Durable: true}}),
 			&CacheCreate{Cache: gCache, Config: CacheConfig{Shards: 2, ReplicationFactor: 3, Durable: true}}},
 		{"cache_drop", "", AppendControl(nil, 31, &CacheDrop{Cache: gCache}), &CacheDrop{Cache: gCache}},
