@@ -159,10 +159,9 @@ var benchLog struct {
 }
 
 // openBenchLog returns the log of the running sub-benchmark: on its first
-// call a fresh log in its own directory under benchRoot, its first spare
-// segment prepared before the clock starts (the zero-fill is not part of
-// the measurement), with the previous sub-benchmark's log closed and
-// removed first.
+// call a fresh log in its own directory under benchRoot, settled (writing
+// into a prepared segment, the next spare ready) before the clock starts,
+// with the previous sub-benchmark's log closed and removed first.
 func openBenchLog(b *testing.B, fs vfs.FS, mode FsyncMode) *Log {
 	if benchLog.log != nil && benchLog.name == b.Name() {
 		return benchLog.log
@@ -177,9 +176,30 @@ func openBenchLog(b *testing.B, fs vfs.FS, mode FsyncMode) *Log {
 		os.RemoveAll(dir)
 		b.Fatal(err)
 	}
-	l.prep.done.Wait()
+	settleBenchLog(b, l)
 	benchLog.name, benchLog.log, benchLog.dir = b.Name(), l, dir
 	return l
+}
+
+// settleBenchLog brings a fresh log to the state a running one is in: its
+// records going into a prepared segment, with the next spare ready. Under
+// OnCommit a new log's first segment is left for the spare at the second
+// append, and the preparation that rollover starts would otherwise run
+// (64 MiB of zeros and their syncs) inside the measurement.
+func settleBenchLog(b *testing.B, l *Log) {
+	l.prep.done.Wait()
+	if !activeSeg(l).unprepared.Load() {
+		return
+	}
+	for range 2 {
+		if _, err := l.AppendWait([]Entry{{Value: []byte("settle")}}, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if activeSeg(l).unprepared.Load() {
+		b.Fatal("the log did not move to a prepared segment")
+	}
+	l.prep.done.Wait()
 }
 
 // closeBenchLog closes and removes the last sub-benchmark's log, if any.
