@@ -32,6 +32,10 @@ type Options struct {
 	// that is not durable.
 	MemoryShardBytes int
 
+	// Observer is given to every durable shard's log: flush and sync
+	// timings, for metrics. nil for none.
+	Observer shardlog.Observer
+
 	Catalog Catalog   // default: a FileCatalog in Dir
 	Owner   Ownership // default: Alone
 	Logger  *slog.Logger
@@ -250,7 +254,7 @@ func (e *Engine) openLog(info StreamInfo, shard int, onVisible func(int64, int64
 		FS: e.opts.FS, Dir: shardDir(e.opts.Dir, info.ID, shard), Fsync: mode,
 		SegmentBytes: e.opts.SegmentBytes, BufferBytes: e.opts.BufferBytes,
 		PrepareSegments: e.opts.PrepareSegments, TrustIndexes: e.opts.TrustIndexes,
-		Retention: ret, OnVisible: onVisible, Logger: e.opts.Logger.With("stream", info.ID.String(), "shard", shard),
+		Retention: ret, OnVisible: onVisible, Observer: e.opts.Observer, Logger: e.opts.Logger.With("stream", info.ID.String(), "shard", shard),
 		Now: e.opts.Now,
 	})
 }

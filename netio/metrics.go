@@ -2,6 +2,7 @@ package netio
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/felixbroker/felix/netio/wire"
 )
@@ -42,6 +43,13 @@ type Metrics struct {
 	// OutboundBuffered is the bytes all connections hold for their sockets
 	// (their budgets' use, summed).
 	OutboundBuffered atomic.Int64
+
+	// ObserveAck, when set before the server starts, is told how long each
+	// acknowledged publish request took from its decoding to its answer
+	// being queued for the socket: the broker's share of ack latency, for
+	// a histogram. It runs on a log committer or an event loop and must
+	// not block. nil: not measured (and the clock not read).
+	ObserveAck func(time.Duration)
 
 	// publish counts publish requests by result: index 0 is success,
 	// then one counter per wire code in wire.Codes order.

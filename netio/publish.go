@@ -2,6 +2,7 @@ package netio
 
 import (
 	"sync"
+	"time"
 
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/netio/wire"
@@ -47,6 +48,9 @@ func (c *conn) publish(f wire.Frame) {
 	}
 	w := ackWaiters.Get().(*ackWaiter)
 	w.c, w.requestID, w.ack = c, f.RequestID, p.Ack
+	if c.s.cfg.Metrics.ObserveAck != nil {
+		w.began = time.Now()
+	}
 	if err := st.Publish(recs, w); err != nil {
 		w.release()
 		c.publishFailed(f.RequestID, toWire(err))
@@ -121,6 +125,7 @@ type ackWaiter struct {
 	requestID uint64
 	ack       wire.AckMode
 	runs      []wire.AckRun
+	began     time.Time // zero unless Metrics.ObserveAck is set
 }
 
 var ackWaiters = sync.Pool{New: func() any { return new(ackWaiter) }}
@@ -138,6 +143,9 @@ func (w *ackWaiter) Published(runs []engine.AckRun, err error) {
 	default:
 		m.countPublish(0)
 		w.sendAck(runs)
+		if !w.began.IsZero() {
+			m.ObserveAck(time.Since(w.began))
+		}
 	}
 	w.release()
 }
@@ -171,7 +179,7 @@ func (w *ackWaiter) sendAck(runs []engine.AckRun) {
 // release ends the publish's unit of work and pools the waiter.
 func (w *ackWaiter) release() {
 	s := w.c.s
-	w.c = nil
+	w.c, w.began = nil, time.Time{}
 	ackWaiters.Put(w)
 	s.work.done()
 }

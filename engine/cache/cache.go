@@ -56,11 +56,16 @@ func (c *Cache) nowNanos() int64 { return c.store.opts.Now().UnixNano() }
 // deleted or expired is the zero Item. It waits only when a write of the
 // same key is in flight, for that write's commit.
 func (c *Cache) Get(key, dst []byte) (Item, error) {
+	c.store.ops.count(OpGet)
 	sh, h, err := c.route(key)
 	if err != nil {
 		return Item{}, err
 	}
-	return sh.get(h, key, dst)
+	it, err := sh.get(h, key, dst)
+	if it.Found {
+		c.store.ops.hits.Add(1)
+	}
+	return it, err
 }
 
 // Put writes value under key, under opts' condition and expiry, and waits
@@ -81,6 +86,7 @@ func (c *Cache) Put(key, value []byte, opts PutOptions) (Written, error) {
 // broker does not lead (*engine.NotLeaderError), a limit, a stopped shard.
 // key and value are copied before it returns.
 func (c *Cache) PutAsync(key, value []byte, opts PutOptions, w WriteWaiter) error {
+	c.store.ops.count(OpPut)
 	sh, h, err := c.route(key)
 	if err != nil {
 		return err
@@ -127,6 +133,7 @@ func (c *Cache) Delete(key []byte, cond Condition) (Written, error) {
 // DeleteAsync is Delete without the wait, as PutAsync is Put. When nothing
 // is appended w is told before DeleteAsync returns.
 func (c *Cache) DeleteAsync(key []byte, cond Condition, w WriteWaiter) error {
+	c.store.ops.count(OpDelete)
 	sh, h, err := c.route(key)
 	if err != nil {
 		return err

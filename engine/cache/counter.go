@@ -409,6 +409,7 @@ func (c *Cache) CounterAdd(key []byte, delta int64) (CounterValue, error) {
 // CounterAddAsync is CounterAdd without the wait: w is told the answer. An
 // error returned means nothing was appended and w is told nothing.
 func (c *Cache) CounterAddAsync(key []byte, delta int64, w CounterWaiter) error {
+	c.store.ops.count(OpCounterAdd)
 	sh, _, err := c.route(key)
 	if err != nil {
 		return err
@@ -422,6 +423,7 @@ func (c *Cache) CounterAddAsync(key []byte, delta int64, w CounterWaiter) error 
 // CounterGet returns the counter at key: Exists false when it was never
 // written. It waits, if an add of it is in flight, for that add's commit.
 func (c *Cache) CounterGet(key []byte) (CounterValue, error) {
+	c.store.ops.count(OpCounterGet)
 	sh, _, err := c.route(key)
 	if err != nil {
 		return CounterValue{}, err

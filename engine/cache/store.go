@@ -22,6 +22,8 @@ type Store struct {
 
 	stopCompactor chan struct{}
 	compactorDone chan struct{}
+
+	ops opCounters
 }
 
 // Open opens every cache in the catalog, recovering each durable shard's

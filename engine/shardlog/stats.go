@@ -1,6 +1,10 @@
 package shardlog
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/felixbroker/felix/segment"
+)
 
 type counters struct {
 	appends, records, bytes atomic.Int64
@@ -14,6 +18,10 @@ type Stats struct {
 	Appended                     int64 // offset the next append gets
 	Segments                     int
 	Bytes                        int64 // bytes in all segments
+	// UnsyncedBytes is what the active segment holds past its last
+	// fdatasync: what a machine crash could take (0 under OnCommit once
+	// each flush is acknowledged).
+	UnsyncedBytes int64
 	Appends, Records, AppendedBytes,
 	Flushes, Syncs, RetainedSegments int64
 }
@@ -34,5 +42,23 @@ func (l *Log) Stats() Stats {
 	for _, s := range list {
 		st.Bytes += s.visibleEnd.Load()
 	}
+	st.UnsyncedBytes = l.unsyncedBytes()
 	return st
+}
+
+// unsyncedBytes is the active segment's written end minus its durable
+// position; a durable point in an earlier segment means nothing past this
+// one's header has been synced since its rollover.
+func (l *Log) unsyncedBytes() int64 {
+	l.wmu.Lock()
+	active, durable := l.active, l.durablePoint
+	l.wmu.Unlock()
+	if active == nil {
+		return 0
+	}
+	synced := int64(segment.HeaderSize)
+	if durable.base == active.base {
+		synced = durable.pos
+	}
+	return max(0, active.visibleEnd.Load()-synced)
 }
