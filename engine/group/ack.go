@@ -3,6 +3,8 @@ package group
 import (
 	"fmt"
 	"time"
+
+	"github.com/felixbroker/felix/engine"
 )
 
 // Ack finishes records the consumer was handed. An offset is refused (and
@@ -23,7 +25,6 @@ func (m *Manager) Ack(k Key, who string, offsets []int64) error {
 			return false
 		}
 		g.stats.acked++
-		m.counters.acked.Add(1)
 		g.settleErr = g.finish(s, o)
 		return true
 	})
@@ -90,7 +91,7 @@ func (m *Manager) settle(k Key, who string, offsets []int64, rule func(g *group,
 	var refused []int64
 	err := m.withGroup(k, func(g *group) error {
 		c, now := g.consumer(who), m.now()
-		full := g.win.len() >= m.opts.WindowRecords
+		full, acked := g.win.len() >= m.opts.WindowRecords, g.stats.acked
 		g.settleErr, g.wakeAfter = nil, false
 		for _, o := range offsets {
 			if !rule(g, c, g.find(o), o, now) {
@@ -100,6 +101,7 @@ func (m *Manager) settle(k Key, who string, offsets []int64, rule func(g *group,
 				return g.settleErr
 			}
 		}
+		m.counters.acked.Add(g.stats.acked - acked)
 		err := g.advance()
 		if g.wakeAfter || full && g.win.len() < m.opts.WindowRecords {
 			g.wake.fire()
@@ -119,8 +121,5 @@ func checkSettle(who string, offsets []int64) error {
 	if len(offsets) == 0 || len(offsets) > OffsetsMax {
 		return fmt.Errorf("%w: %d offsets, 1..%d allowed", ErrInvalid, len(offsets), OffsetsMax)
 	}
-	if who == "" || len(who) > groupNameMaxLen {
-		return fmt.Errorf("%w: consumer name of %d bytes", ErrInvalid, len(who))
-	}
-	return nil
+	return engine.CheckName("consumer", who)
 }

@@ -18,13 +18,12 @@ const (
 	DefaultGroupsMax        = 1024
 	DefaultLogSegmentBytes  = 1 << 20
 
-	PollRecordsMax  = 10_000           // records one Poll may ask for
-	VisibilityMax   = 12 * time.Hour   // longest claim or extension
-	NackDelayMax    = 12 * time.Hour   // longest redelivery delay
-	WaitMax         = 10 * time.Minute // longest long poll
-	DetailBytesMax  = 512              // a dead letter's reason text
-	consumersKept   = 1024             // consumer names remembered without claims
-	groupNameMaxLen = 255
+	PollRecordsMax = 10_000           // records one Poll may ask for
+	VisibilityMax  = 12 * time.Hour   // longest claim or extension
+	NackDelayMax   = 12 * time.Hour   // longest redelivery delay
+	WaitMax        = 10 * time.Minute // longest long poll
+	DetailBytesMax = 512              // a dead letter's reason text
+	consumersKept  = 1024             // consumer names remembered without claims
 )
 
 // Options configure a Manager.

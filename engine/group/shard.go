@@ -72,7 +72,7 @@ func (sg *shardGroups) openLog(dir string, keep shardlog.KeepFunc) (*groupLog, e
 	o := sg.m.opts
 	l, err := shardlog.Open(shardlog.Options{
 		FS: sg.m.eng.FS(), Dir: dir, Fsync: *o.Fsync, SegmentBytes: o.LogSegmentBytes,
-		BufferBytes: 256 << 10, Logger: o.Logger.With("group_log", dir),
+		BufferBytes: 64 << 10, Logger: o.Logger.With("group_log", dir),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("felix/group: opening %s: %w", dir, err)

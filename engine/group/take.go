@@ -150,7 +150,7 @@ func (t *taker) fresh() error {
 // where the bytes of the last one taken end.
 func (t *taker) handOut(out []byte, before, room int) int {
 	g := t.g
-	keep, read, n := before, 0, 0
+	keep, read, n, delivered := before, 0, 0, uint64(0)
 	it := segment.NewIter(out[before:])
 	for r, ok := it.Next(); ok; r, ok = it.Next() {
 		read += r.Size()
@@ -166,10 +166,11 @@ func (t *taker) handOut(out []byte, before, room int) int {
 		}
 		g.win.push(slot{})
 		t.add(&r, g.win.at(g.win.len()-1))
-		g.stats.delivered++
-		g.sg.m.counters.delivered.Add(1)
+		delivered++
 		keep = before + it.Pos()
 	}
+	g.stats.delivered += delivered
+	g.sg.m.counters.delivered.Add(delivered)
 	if n > 0 {
 		g.avgBytes = (3*g.avgBytes + read/n) / 4
 	}
