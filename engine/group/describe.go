@@ -19,7 +19,8 @@ type Description struct {
 	DeadLetters int
 	Consumers   int // consumer names the group remembers
 
-	Delivered      uint64 // first deliveries, since the group was opened here
+	// Counters since this broker opened the group (they restart with it).
+	Delivered      uint64 // first deliveries
 	Redelivered    uint64
 	Acked          uint64
 	Nacked         uint64
