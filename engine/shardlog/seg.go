@@ -91,6 +91,9 @@ func (s *seg) release(fs vfs.FS) {
 	if s.removed.Load() {
 		fs.Remove(s.path)
 		fs.Remove(indexPath(s))
+		// Make the removal durable, so a crash cannot bring back a
+		// segment retention or truncation removed (and move Start back).
+		fs.SyncDir(filepath.Dir(s.path))
 	}
 }
 

@@ -158,3 +158,24 @@ func TestADamagedIndexIsRebuilt(t *testing.T) {
 		l.Close()
 	}
 }
+
+// A segment retention removed stays removed after a crash: the removal is
+// made durable.
+func TestRetentionSurvivesACrash(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, None())
+	o.Retention = Retention{MaxBytes: 10000}
+	l := mustOpen(t, o)
+	appendN(t, l, 0, 400)
+	if segs, _ := l.ApplyRetention(); segs == 0 {
+		t.Fatal("retention removed nothing")
+	}
+	start := l.Start()
+	img := mem.Crash(vfs.DropUnsynced)
+	l.Close()
+	l2 := mustOpen(t, testOptions(img, None()))
+	defer l2.Close()
+	if l2.Start() != start {
+		t.Fatalf("start %d after a crash, %d before", l2.Start(), start)
+	}
+}
