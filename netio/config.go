@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"crypto/tls"
 	"errors"
 	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/engine/group"
@@ -51,6 +52,17 @@ type Config struct {
 	// Authenticator checks HELLO's token and returns the principal every
 	// later request is checked against. nil: auth off, everything allowed.
 	Authenticator Authenticator
+	// Quotas, when set, limits each tenant: connections (counted at HELLO,
+	// so only with an Authenticator), publish bytes per second and stored
+	// bytes. nil: no limits. See Quotas.
+	Quotas Quotas
+	// TLSAddr, when set, is a second listener, for TLS clients: the same
+	// protocol into the same engine through crypto/tls (gnet has no TLS),
+	// with a reader and a writer goroutine per connection. Port 0 picks a
+	// free one (Server.TLSAddr says which). TLSConfig must hold the
+	// certificate.
+	TLSAddr   string
+	TLSConfig *tls.Config
 	// Metrics, when set, counts connections, requests and bytes.
 	Metrics *Metrics
 
@@ -98,6 +110,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Addr == "" {
 		c.Addr = DefaultAddr
+	}
+	if c.TLSAddr != "" && (c.TLSConfig == nil || len(c.TLSConfig.Certificates) == 0 && c.TLSConfig.GetCertificate == nil) {
+		return c, ErrTLSConfig
 	}
 	if c.Owner == nil {
 		c.Owner = engine.Alone{}

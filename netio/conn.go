@@ -16,7 +16,7 @@ import (
 // by the connection's event loop; the rest say who guards them.
 type conn struct {
 	s        *Server
-	gc       gnet.Conn // AsyncWrite, Close and EventLoop are safe from any goroutine
+	gc       transport // AsyncWrite, Close and EventLoop are safe from any goroutine
 	out      *outbox
 	remote   string
 	openedAt int64 // the server's coarse clock at OnOpen
@@ -31,6 +31,7 @@ type conn struct {
 	// loop
 	refusing  bool // a fatal error was answered: ignore everything until the close
 	principal Principal
+	auth      connAuth // the credential behind principal (authn.go)
 	reader    wire.Reader
 	pub       wire.Publish
 	recs      []engine.Record
@@ -41,9 +42,10 @@ type conn struct {
 	subs       map[uint64]*deliverer
 	ending     error // set once the connection's subscriptions must end
 	clientName string
+	watches    connWatches // cache watches (watch.go), under their own lock
 }
 
-func newConn(s *Server, gc gnet.Conn) *conn {
+func newConn(s *Server, gc transport) *conn {
 	c := &conn{s: s, gc: gc, principal: AllowAll{}, subs: map[uint64]*deliverer{}}
 	c.out = newOutbox(gc, s.cfg.OutboundBytesMax, s.cfg.Limits.FrameBytesMax, s.cfg.Metrics)
 	c.reader = wire.Reader{Limits: s.cfg.Limits}
@@ -245,6 +247,7 @@ func (c *conn) brokerList(f wire.Frame) {
 func (c *conn) closed() {
 	c.out.markClosed()
 	c.endSubscriptions(errConnClosed)
+	c.endWatches(errConnClosed)
 }
 
 func (c *conn) info() ConnInfo {

@@ -21,16 +21,34 @@ func (h *handler) OnBoot(eng gnet.Engine) gnet.Action {
 }
 
 func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	s := h.s
-	if s.stopping.Load() {
+	if h.s.stopping.Load() {
 		return nil, gnet.Close
 	}
-	c := newConn(s, gc)
-	gc.SetContext(c)
+	gc.SetContext(h.s.openConn(gc))
+	return nil, gnet.None
+}
+
+// openConn starts serving a connection on either transport: register it
+// and count it. On the connection's loop.
+func (s *Server) openConn(t transport) *conn {
+	c := newConn(s, t)
 	s.register(c)
 	s.cfg.Metrics.ConnectionsOpened.Add(1)
 	s.cfg.Metrics.ConnectionsActive.Add(1)
-	return nil, gnet.None
+	return c
+}
+
+// closeConn is a connection's end on either transport, on its loop: drop
+// what waits for the socket, end the subscriptions, forget it.
+func (s *Server) closeConn(c *conn, err error) {
+	c.closed()
+	c.releaseAuth()
+	s.unregister(c)
+	s.cfg.Metrics.ConnectionsClosed.Add(1)
+	s.cfg.Metrics.ConnectionsActive.Add(-1)
+	if err != nil {
+		s.cfg.Logger.Debug("connection closed", "remote", c.remote, "err", err)
+	}
 }
 
 func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
@@ -38,13 +56,7 @@ func (h *handler) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if !ok {
 		return gnet.None
 	}
-	c.closed()
-	h.s.unregister(c)
-	h.s.cfg.Metrics.ConnectionsClosed.Add(1)
-	h.s.cfg.Metrics.ConnectionsActive.Add(-1)
-	if err != nil {
-		h.s.cfg.Logger.Debug("connection closed", "remote", c.remote, "err", err)
-	}
+	h.s.closeConn(c, err)
 	return gnet.None
 }
 

@@ -32,7 +32,10 @@ func (c *conn) handshake(f wire.Frame) {
 			c.refuseHello(f.RequestID, refusal(err, wire.CodeUnauthenticated))
 			return
 		}
-		c.principal = p
+		if e := c.bindPrincipal(p); e != nil {
+			c.refuseHello(f.RequestID, e)
+			return
+		}
 	}
 	c.subMu.Lock()
 	c.clientName = string(h.ClientName)
@@ -66,6 +69,9 @@ func (s *Server) sweep(now time.Time) {
 // when its deadline has passed. Called by the sweep, off the loop.
 func (c *conn) checkTimers(now int64) {
 	cfg := &c.s.cfg
+	if c.helloDone.Load() && c.checkExpiry(now) {
+		return
+	}
 	switch {
 	case !c.helloDone.Load():
 		if time.Duration(now-c.openedAt) >= cfg.HandshakeTimeout {

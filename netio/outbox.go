@@ -39,7 +39,7 @@ const (
 // budget; answers are always accepted, and a connection whose answers pile
 // past twice the budget is closed (a client that sends and never reads).
 type outbox struct {
-	gc        gnet.Conn
+	gc        transport
 	budget    int
 	hardCap   int
 	metrics   *Metrics
@@ -60,7 +60,7 @@ type outbox struct {
 	peak   atomic.Int64 // high-water mark of used()
 }
 
-func newOutbox(gc gnet.Conn, budget, frameMax int, m *Metrics) *outbox {
+func newOutbox(gc transport, budget, frameMax int, m *Metrics) *outbox {
 	o := &outbox{gc: gc, budget: budget, hardCap: 2*budget + frameMax, metrics: m}
 	o.writtenFn = o.written
 	return o

@@ -42,6 +42,7 @@ const readBufferBytes = 256 << 10
 type Server struct {
 	cfg     Config
 	handler *handler
+	caches  *cacheFrontend // cache.go; nil without Config.Caches
 
 	mu      sync.Mutex // guards conns, started
 	conns   map[*conn]struct{}
@@ -54,6 +55,8 @@ type Server struct {
 	addr    net.Addr
 	advAddr string
 	eng     gnet.Engine
+	tls     *tlsListener // nil without Config.TLSAddr
+	authn   authState
 	booted  chan struct{}
 	runDone chan struct{}
 	runErr  error
@@ -68,6 +71,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, conns: map[*conn]struct{}{}, work: newTracker(),
 		booted: make(chan struct{}), runDone: make(chan struct{})}
 	s.handler = &handler{s: s}
+	s.caches = newCacheFrontend(s)
 	s.clock.Store(cfg.Now().UnixNano())
 	return s, nil
 }
@@ -97,6 +101,11 @@ func (s *Server) Start() error {
 	select {
 	case <-s.booted:
 		s.cfg.Logger.Info("listening", "addr", s.addr.String(), "multicore", s.cfg.Multicore)
+		if err := s.startTLS(); err != nil {
+			s.stopping.Store(true)
+			s.shutdownLoops()
+			return err
+		}
 		return nil
 	case <-s.runDone:
 		return fmt.Errorf("felix/netio: listening on %s: %w", s.cfg.Addr, s.runErr)
@@ -154,6 +163,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.cfg.Logger.Info("stopping", "connections", s.cfg.Metrics.ConnectionsActive.Load())
 	for _, c := range s.connections() {
 		c.endSubscriptions(errShuttingDown)
+		c.endWatches(errShuttingDown)
 	}
 	err := s.work.wait(ctx)
 	if err == nil {
@@ -189,6 +199,9 @@ func (s *Server) waitFlushed(ctx context.Context) error {
 
 // shutdownLoops stops gnet (closing every connection) and waits for it.
 func (s *Server) shutdownLoops() {
+	if s.tls != nil {
+		s.tls.stop()
+	}
 	// gnet's Stop polls for completion every half second; a context that is
 	// already done makes it only signal, and runDone says when it is over.
 	done, cancel := context.WithCancel(context.Background())
