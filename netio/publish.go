@@ -42,6 +42,10 @@ func (c *conn) publish(f wire.Frame) {
 		c.publishFailed(f.RequestID, toWire(err))
 		return
 	}
+	if e := c.admitPublish(st.ID().Tenant, recs); e != nil {
+		c.publishFailed(f.RequestID, e)
+		return
+	}
 	if !c.s.admit() {
 		c.publishFailed(f.RequestID, errShuttingDown)
 		return
