@@ -1,0 +1,158 @@
+package netio
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/cache"
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// cacheFrontend is the server's side of its cache store: the caches the
+// frames name, resolved once into handles; each shard's read gate; and the
+// workers that run what must not run on a loop. One per Server with
+// Config.Caches; the store must take its writes through this server only
+// (another writer would not pass the gates, and a loop's get could then
+// wait for its commit).
+type cacheFrontend struct {
+	s     *Server
+	store *cache.Store
+
+	mu      sync.RWMutex
+	handles map[string]*cacheHandle // by the cache ref's wire bytes; one per open cache
+
+	jobs    chan *cacheJob
+	workers atomic.Int32 // running worker goroutines
+	idle    atomic.Int32 // workers waiting for a job
+}
+
+// cacheHandle is an open cache as the frames name it: its id, the id its
+// shards' ownership is asked under, the principal's resource, and one gate
+// per shard.
+type cacheHandle struct {
+	id    cache.ID
+	owner engine.StreamID
+	res   Resource // what the principal is asked about
+	c     *cache.Cache
+	gates []shardGate
+}
+
+// shardGate keeps a get on an event loop from ever waiting. A get waits
+// only when the index names a write of its key that is appended and not
+// yet visible; writes counts the writes of the shard in that state. A get
+// runs on the loop only holding mu shared and seeing writes at zero, and a
+// writer counts itself in holding mu exclusively, so no write can start
+// while such a get reads; otherwise the get goes to a worker. A writer
+// holds mu only to count itself (it never appends under it), so a loop
+// waits on it for no longer than another loop's get.
+type shardGate struct {
+	mu     sync.RWMutex
+	writes atomic.Int64
+	_      [64 - 24 - 8]byte // one cache line per gate: loops read them all the time
+}
+
+// enterWrite counts a write in; the caller must leave it once the write is
+// visible (acknowledged) or was refused before it was appended.
+func (g *shardGate) enterWrite() {
+	g.mu.Lock()
+	g.writes.Add(1)
+	g.mu.Unlock()
+}
+
+func (g *shardGate) leaveWrite() { g.writes.Add(-1) }
+
+// beginRead reports whether no write of the shard is in flight; when it
+// is so, every new write is held back until endRead, so a get in between
+// cannot wait.
+func (g *shardGate) beginRead() bool {
+	g.mu.RLock()
+	if g.writes.Load() != 0 {
+		g.mu.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (g *shardGate) endRead() { g.mu.RUnlock() }
+
+func newCacheFrontend(s *Server) *cacheFrontend {
+	if s.cfg.Caches == nil {
+		return nil
+	}
+	return &cacheFrontend{s: s, store: s.cfg.Caches, handles: map[string]*cacheHandle{},
+		jobs: make(chan *cacheJob, cacheJobsMax)}
+}
+
+// refKeyBytesMax is the longest a ref's key can be: three names of at most
+// 255 bytes, each with its length.
+const refKeyBytesMax = 3 * 256
+
+// refKey appends the ref's names, each after its length: the handle
+// table's key, unique per ref.
+func refKey(dst []byte, ref wire.CacheRef) []byte {
+	for _, name := range [...][]byte{ref.Tenant, ref.Namespace, ref.Cache} {
+		dst = append(dst, byte(len(name)))
+		dst = append(dst, name...)
+	}
+	return dst
+}
+
+// handle resolves a ref to its open cache. A cache dropped (and perhaps
+// created again) since its handle was made gets a new handle.
+func (fe *cacheFrontend) handle(ref wire.CacheRef) (*cacheHandle, error) {
+	var buf [refKeyBytesMax]byte
+	key := refKey(buf[:0], ref)
+	fe.mu.RLock()
+	h := fe.handles[string(key)]
+	fe.mu.RUnlock()
+	if h != nil {
+		c, err := fe.store.Cache(h.id)
+		if err == nil && c == h.c {
+			return h, nil
+		}
+	}
+	return fe.resolve(key, ref)
+}
+
+// resolve looks the cache up in the store and makes its handle, under mu,
+// so two loops never make two handles (and two sets of gates) for one
+// cache.
+func (fe *cacheFrontend) resolve(key []byte, ref wire.CacheRef) (*cacheHandle, error) {
+	id := cache.ID{Tenant: string(ref.Tenant), Namespace: string(ref.Namespace), Name: string(ref.Cache)}
+	if err := id.Check(); err != nil {
+		return nil, err
+	}
+	fe.mu.Lock()
+	defer fe.mu.Unlock()
+	c, err := fe.store.Cache(id)
+	if err != nil {
+		delete(fe.handles, string(key))
+		return nil, err
+	}
+	if h := fe.handles[string(key)]; h != nil && h.c == c {
+		return h, nil
+	}
+	h := &cacheHandle{id: id, owner: id.OwnershipID(), res: cacheResource(id), c: c, gates: make([]shardGate, c.Shards())}
+	fe.handles[string(key)] = h
+	return h, nil
+}
+
+// forget drops the handle of a cache this server dropped.
+func (fe *cacheFrontend) forget(id cache.ID) {
+	var buf [refKeyBytesMax]byte
+	key := refKey(buf[:0], wire.CacheRef{Tenant: []byte(id.Tenant), Namespace: []byte(id.Namespace), Cache: []byte(id.Name)})
+	fe.mu.Lock()
+	delete(fe.handles, string(key))
+	fe.mu.Unlock()
+}
+
+// leads reports whether this broker leads the cache's shard, as a
+// *engine.NotLeaderError when it does not: a read this broker cannot route
+// is an error, never a miss. (Writes are asked by the store itself.)
+func (fe *cacheFrontend) leads(h *cacheHandle, shard int) error {
+	if local, leader := fe.s.cfg.Owner.Leader(h.owner, shard); !local {
+		return &engine.NotLeaderError{Stream: h.owner, Shard: shard, Leader: leader}
+	}
+	return nil
+}

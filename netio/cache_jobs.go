@@ -1,0 +1,146 @@
+package netio
+
+import (
+	"sync"
+	"time"
+
+	"github.com/felixbroker/felix/engine/cache"
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// Bounds of the cache workers: the operations handed off the loops (a get
+// racing a write of its shard, which may wait for that write's commit;
+// counter operations, whose first on a shard opens its log).
+const (
+	// cacheJobsMax bounds the operations waiting for a worker, across
+	// every connection; past it a request is refused with overloaded.
+	cacheJobsMax = 4096
+	// cacheWorkersMax bounds the worker goroutines; they start on demand
+	// and end after cacheWorkerIdle without work.
+	cacheWorkersMax = 64
+	cacheWorkerIdle = 10 * time.Second
+	// cacheJobKeepBytes is the largest value buffer a pooled job keeps.
+	cacheJobKeepBytes = 64 << 10
+)
+
+// errCacheOverloaded refuses an operation no worker can take now.
+var errCacheOverloaded = &wire.Error{Code: wire.CodeOverloaded, Message: "too many cache operations waiting for a worker",
+	Details: wire.Details{RetryAfterMillis: 10}}
+
+type cacheJobKind uint8
+
+const (
+	jobGet cacheJobKind = iota + 1
+	jobCounterAdd
+	jobCounterGet
+)
+
+// cacheJob is one operation handed to a worker: a unit of the server's
+// work (counted by admit), answered on the connection when done. Pooled.
+type cacheJob struct {
+	kind      cacheJobKind
+	c         *conn
+	requestID uint64
+	h         *cacheHandle
+	key       []byte // the job's own copy of the key
+	delta     int64
+	value     []byte // a get's scratch
+}
+
+var cacheJobs = sync.Pool{New: func() any { return new(cacheJob) }}
+
+// newCacheJob takes a pooled job and copies the key into it.
+func newCacheJob(kind cacheJobKind, c *conn, requestID uint64, h *cacheHandle, key []byte) *cacheJob {
+	j := cacheJobs.Get().(*cacheJob)
+	j.kind, j.c, j.requestID, j.h = kind, c, requestID, h
+	j.key = append(j.key[:0], key...)
+	return j
+}
+
+// release ends the job's unit of work and pools it.
+func (j *cacheJob) release() {
+	s := j.c.s
+	if cap(j.value) > cacheJobKeepBytes {
+		j.value = nil
+	}
+	j.c, j.h, j.delta = nil, nil, 0
+	cacheJobs.Put(j)
+	s.work.done()
+}
+
+// offload queues j for a worker, starting one if none is idle. It reports
+// false, and keeps nothing, when the queue is full.
+func (fe *cacheFrontend) offload(j *cacheJob) bool {
+	select {
+	case fe.jobs <- j:
+	default:
+		return false
+	}
+	if fe.idle.Load() == 0 {
+		fe.spawn()
+	}
+	return true
+}
+
+func (fe *cacheFrontend) spawn() {
+	for n := fe.workers.Load(); n < cacheWorkersMax; n = fe.workers.Load() {
+		if fe.workers.CompareAndSwap(n, n+1) {
+			go fe.work()
+			return
+		}
+	}
+}
+
+// work is a worker goroutine: it runs jobs until none came for
+// cacheWorkerIdle. A job queued as it decides to end is still taken (the
+// queue is looked at after the count drops), so none is stranded.
+func (fe *cacheFrontend) work() {
+	idle := time.NewTimer(cacheWorkerIdle)
+	defer idle.Stop()
+	for {
+		fe.idle.Add(1)
+		select {
+		case j := <-fe.jobs:
+			fe.idle.Add(-1)
+			j.run()
+			idle.Reset(cacheWorkerIdle)
+		case <-idle.C:
+			fe.idle.Add(-1)
+			fe.workers.Add(-1)
+			if len(fe.jobs) == 0 {
+				return
+			}
+			fe.workers.Add(1)
+			idle.Reset(cacheWorkerIdle)
+		}
+	}
+}
+
+// run does the job on a worker and answers it.
+func (j *cacheJob) run() {
+	switch j.kind {
+	case jobGet:
+		item, err := j.h.c.Get(j.key, j.value[:0])
+		j.c.sendCacheValue(j.requestID, item, err)
+		if item.Value != nil {
+			j.value = item.Value[:0]
+		}
+	case jobCounterGet:
+		v, err := j.h.c.CounterGet(j.key)
+		j.c.sendCounterValue(j.requestID, v, err)
+	case jobCounterAdd:
+		if err := j.h.c.CounterAddAsync(j.key, j.delta, j); err != nil {
+			j.c.sendError(j.requestID, toWire(err))
+		} else {
+			return // CounterAdded answers and releases
+		}
+	}
+	j.release()
+}
+
+// CounterAdded answers a COUNTER_ADD once the log acknowledges it; on the
+// counters log's committer.
+func (j *cacheJob) CounterAdded(v cache.CounterValue, err error) {
+	j.c.sendCounterValue(j.requestID, v, err)
+	j.release()
+}
