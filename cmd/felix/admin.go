@@ -9,18 +9,18 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/felixbroker/felix/observe"
 )
 
 // adminServer serves /metrics (Prometheus text format), /healthz (the
 // process is up) and /readyz (recovery has finished and the broker is
 // accepting connections).
 type adminServer struct {
-	ln     net.Listener
-	srv    *http.Server
-	ready  atomic.Bool
-	set    *metrics.Set
-	logger *slog.Logger
+	ln      net.Listener
+	srv     *http.Server
+	ready   atomic.Bool
+	metrics atomic.Pointer[observe.Registry] // nil until the broker is up
+	logger  *slog.Logger
 }
 
 func startAdmin(addr string, logger *slog.Logger) (*adminServer, error) {
@@ -28,7 +28,7 @@ func startAdmin(addr string, logger *slog.Logger) (*adminServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &adminServer{ln: ln, set: metrics.NewSet(), logger: logger}
+	a := &adminServer{ln: ln, logger: logger}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", a.serveMetrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
@@ -56,14 +56,16 @@ func (a *adminServer) serveReady(w http.ResponseWriter, _ *http.Request) {
 
 func (a *adminServer) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	a.set.WritePrometheus(w)
+	if reg := a.metrics.Load(); reg != nil {
+		_ = reg.WritePrometheus(w) // a failed write is the scraper gone
+	}
 }
 
 // register exposes the broker's figures. They are read at scrape time from
 // the components' own counters, so the hot paths pay nothing for them.
 func (a *adminServer) register(b *broker) {
-	a.set.NewGauge(`felix_build_info{version="`+version+`",io_path="`+string(b.driver.Kind())+`"}`, func() float64 { return 1 })
-	a.set.NewGauge(`felix_streams`, func() float64 { return float64(len(b.engine.Streams("", ""))) })
+	b.metrics.register(b)
+	a.metrics.Store(b.metrics.reg)
 }
 
 func (a *adminServer) close(ctx context.Context) error {

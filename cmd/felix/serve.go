@@ -118,6 +118,7 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 	c.idleTimeout, err = time.ParseDuration(st.get("idle-timeout"))
 	check("idle-timeout", err)
 	c.logger, err = newLogger(os.Stderr, st.get("log-format"), st.get("log-level"))
+	c.logger = throttled(c.logger)
 	check("log", err)
 	return c, errors.Join(errs...)
 }
@@ -138,6 +139,7 @@ type broker struct {
 	producers *producer.Manager
 	server    *netio.Server
 	admin     *adminServer
+	metrics   *brokerMetrics
 }
 
 // runBroker starts a broker, prints where it listens, serves until ctx is
@@ -168,7 +170,7 @@ func describeData(dir string) string {
 }
 
 func startBroker(cfg serveConfig) (*broker, error) {
-	b := &broker{}
+	b := &broker{metrics: newBrokerMetrics()}
 	var err error
 	b.driver, err = ring.Open(ring.Config{Mode: cfg.ioMode, Logger: cfg.logger})
 	if err != nil {
@@ -183,7 +185,7 @@ func startBroker(cfg serveConfig) (*broker, error) {
 		b.admin = admin
 	}
 	eopts := engine.Options{Dir: cfg.dataDir, Fsync: cfg.fsync, Retention: cfg.retention,
-		SegmentBytes: cfg.segmentBytes, PrepareSegments: true, Logger: cfg.logger}
+		SegmentBytes: cfg.segmentBytes, PrepareSegments: true, Logger: cfg.logger, Observer: b.metrics.log}
 	if cfg.dataDir != "" {
 		eopts.FS = vfs.NewOS(b.driver)
 	}
@@ -201,7 +203,7 @@ func startBroker(cfg serveConfig) (*broker, error) {
 	b.producers = producer.New(b.engine, producer.Options{})
 	b.server, err = netio.NewServer(netio.Config{
 		Addr: cfg.addr, Engine: b.engine, BrokerID: cfg.brokerID, Logger: cfg.logger,
-		Caches: b.caches, Groups: b.groups, Producers: b.producers,
+		Caches: b.caches, Groups: b.groups, Producers: b.producers, Metrics: b.metrics.net,
 		Limits:           wire.Limits{FrameBytesMax: cfg.maxFrameBytes},
 		HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
 	})
