@@ -47,42 +47,56 @@ type Measurement struct {
 // a fresh recorder). The first error from op stops every worker and is
 // returned with the measurement so far; so is ctx's error.
 func Run(ctx context.Context, l Load, rec *Recorder, op Op) (Measurement, error) {
+	r, err := newRun(l, rec)
+	if err != nil {
+		return Measurement{}, err
+	}
+	r.op = op
+	err = r.all(ctx, r.worker)
+	return r.measurement(), err
+}
+
+// newRun checks l, fills its defaults and starts the clock.
+func newRun(l Load, rec *Recorder) (*run, error) {
 	if l.Workers < 1 {
 		l.Workers = 1
 	}
 	if l.Ops <= 0 && l.Duration <= 0 {
-		return Measurement{}, ErrNoLimit
+		return nil, ErrNoLimit
 	}
 	if rec == nil {
 		rec = NewRecorder(l.Workers)
 	}
 	if rec.Lanes() != l.Workers {
-		return Measurement{}, ErrLanes
+		return nil, ErrLanes
 	}
 	if l.Clock == nil {
 		l.Clock = SystemClock()
 	}
-	r := &run{load: l, rec: rec, op: op, started: l.Clock.Now()}
+	r := &run{load: l, rec: rec, started: l.Clock.Now()}
 	if l.Rate != 0 {
 		s, err := NewSchedule(r.started, l.Rate)
 		if err != nil {
-			return Measurement{}, err
+			return nil, err
 		}
 		r.schedule = &s
 	}
 	if l.Duration > 0 {
 		r.deadline = r.started.Add(l.Duration)
 	}
-	err := r.all(ctx)
-	records, bytes := rec.Totals()
-	m := Measurement{
+	return r, nil
+}
+
+// measurement is what the run saw, once every worker has returned.
+func (r *run) measurement() Measurement {
+	records, bytes := r.rec.Totals()
+	return Measurement{
 		Started: r.started,
-		Elapsed: l.Clock.Now().Sub(r.started),
+		Elapsed: r.load.Clock.Now().Sub(r.started),
 		Records: records,
 		Bytes:   bytes,
-		Latency: rec.Latency(),
+		Latency: r.rec.Latency(),
 	}
-	return m, err
 }
 
 type run struct {
@@ -98,7 +112,7 @@ type run struct {
 	firstErr error
 }
 
-func (r *run) all(ctx context.Context) error {
+func (r *run) all(ctx context.Context, worker func(w int) error) error {
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	go func() {
@@ -113,7 +127,7 @@ func (r *run) all(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := r.worker(w); err != nil {
+			if err := worker(w); err != nil {
 				r.fail(err)
 			}
 		}()
