@@ -144,4 +144,3 @@ func (r *run) await(w int, p Pipeline, lane *Lane, call inflight) error {
 	lane.Count(records, bytes)
 	return nil
 }
-
