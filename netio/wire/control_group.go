@@ -24,6 +24,27 @@ type GroupInfo struct {
 	RetentionSkipped uint64 `json:"retention_skipped"`
 	ClaimMillis      uint32 `json:"claim_ms,omitempty"`
 	MaxDeliveries    uint32 `json:"max_deliveries,omitempty"`
+
+	// Added in version 1 after the fields above (a reader that does not
+	// know them ignores them). NextOffset: records at or above it were
+	// never handed out; EndOffset: the shard's end; Lag: EndOffset -
+	// Cursor. Owed counts records handed out before and owed again
+	// (lapsed, nacked, redriven); Consumers the consumer names the group
+	// remembers.
+	NextOffset uint64 `json:"next_offset,omitempty"`
+	EndOffset  uint64 `json:"end_offset,omitempty"`
+	Lag        uint64 `json:"lag,omitempty"`
+	Owed       uint64 `json:"owed,omitempty"`
+	Consumers  uint64 `json:"consumers,omitempty"`
+	// Counters since the answering broker opened the group (they restart
+	// with it).
+	Delivered    uint64 `json:"delivered,omitempty"`
+	Redelivered  uint64 `json:"redelivered,omitempty"`
+	Acked        uint64 `json:"acked,omitempty"`
+	Nacked       uint64 `json:"nacked,omitempty"`
+	Lapsed       uint64 `json:"lapsed,omitempty"`
+	DeadLettered uint64 `json:"dead_lettered,omitempty"`
+	Redriven     uint64 `json:"redriven,omitempty"`
 }
 
 // GroupList lists the groups of one shard; the answer is GROUP_LIST_RESULT.
@@ -53,6 +74,10 @@ type DeadLetter struct {
 	Offset        uint64 `json:"offset"`
 	DeliveryCount uint32 `json:"delivery_count"`
 	Reason        string `json:"reason,omitempty"`
+	// Detail is a rejecting consumer's words; At when the group gave up
+	// on the record, unix nanoseconds. Added after the fields above.
+	Detail string `json:"detail,omitempty"`
+	At     int64  `json:"at,omitempty"`
 }
 
 // GroupDeadLettersResult answers GROUP_DEAD_LETTERS; More says another page
@@ -71,9 +96,11 @@ type GroupRedrive struct {
 	Offsets []uint64  `json:"offsets,omitempty"`
 }
 
-// GroupRedriveResult answers GROUP_REDRIVE.
+// GroupRedriveResult answers GROUP_REDRIVE. NotDead lists offsets the
+// request named that were not dead letters (the others were redriven).
 type GroupRedriveResult struct {
-	Redriven uint64 `json:"redriven"`
+	Redriven uint64   `json:"redriven"`
+	NotDead  []uint64 `json:"not_dead,omitempty"`
 }
 
 func (*GroupDescribe) FrameType() Type          { return TypeGroupDescribe }
@@ -109,4 +136,4 @@ func (m *GroupRedrive) check(l Limits) error {
 	return firstErr(l.CheckStreamRef(m.Stream), l.checkNameString(m.Group),
 		l.checkCount(len(m.Offsets)))
 }
-func (*GroupRedriveResult) check(Limits) error { return nil }
+func (m *GroupRedriveResult) check(l Limits) error { return l.checkCount(len(m.NotDead)) }

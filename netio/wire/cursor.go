@@ -21,6 +21,7 @@ var (
 	errAbsentValue   = malformed("a missing entry carries a value")
 	errMalformedJSON = malformed("body is not the JSON object the frame type defines")
 	errWrongType     = malformed("frame handed to the decoder of another type")
+	errEmptyConsumer = malformed("FLAG_GROUP_CONSUMER with an empty consumer name")
 )
 
 func malformed(msg string) *Error { return &Error{Code: CodeMalformedFrame, Message: msg} }

@@ -31,7 +31,9 @@
 //
 // Flags belong to the frame type; a bit the type does not define is
 // malformed. Publish frames define FlagTimestamp (0x0001) and FlagKeyed
-// (0x0040, FLAG_BINARY_PUBLISH_KEYED, fixed by contract).
+// (0x0040, FLAG_BINARY_PUBLISH_KEYED, fixed by contract); GROUP_POLL,
+// GROUP_ACK, GROUP_NACK and GROUP_EXTEND define FlagGroupConsumer (0x0002:
+// a consumer name follows the group ref).
 //
 // Bodies are binary (hot frames and small answers) or a JSON object
 // (control frames, Type.JSON). Binary fields are fixed-width little-endian

@@ -165,7 +165,24 @@ func groupCases() []goldenCase {
 	dl := GroupDeadLetters{Stream: gRef, Shard: 2, Group: "billing", AfterOffset: U64(3), Limit: 50}
 	dlr := GroupDeadLettersResult{DeadLetters: []DeadLetter{{Offset: 4, DeliveryCount: 5, Reason: "max_deliveries"}}, More: true}
 	redrive := GroupRedrive{Stream: gRef, Shard: 2, Group: "billing", Offsets: []uint64{4}}
+	named := GroupRef{Stream: gRef, Shard: 2, Group: []byte("billing"), Consumer: []byte("worker-7")}
+	namedPoll := GroupPoll{Group: named, MaxRecords: 100, WaitMillis: 5000}
+	full := GroupInfo{Stream: gRef, Shard: 2, Group: "billing", Cursor: 12, InFlight: 2, DeadLetters: 1,
+		RetentionSkipped: 3, NextOffset: 20, EndOffset: 25, Lag: 13, Owed: 1, Consumers: 2,
+		Delivered: 8, Redelivered: 3, Acked: 5, Nacked: 1, Lapsed: 1, DeadLettered: 1, Redriven: 0}
+	dlrFull := GroupDeadLettersResult{DeadLetters: []DeadLetter{{Offset: 4, DeliveryCount: 1,
+		Reason: "rejected by a consumer", Detail: "worker-7: bad payload", At: gTS}}}
+	notDead := GroupRedriveResult{Redriven: 1, NotDead: []uint64{9}}
 	return []goldenCase{
+		{"group_poll_consumer", "FLAG_GROUP_CONSUMER: consumer worker-7, claim for the group's default",
+			AppendGroupPoll(nil, 48, namedPoll), &namedPoll},
+		{"group_ack_consumer", "FLAG_GROUP_CONSUMER: worker-7 acks", AppendGroupAck(nil, 49, named, []uint64{17}),
+			groupOffsetsModel{TypeGroupAck, named, 0, []uint64{17}}},
+		{"group_nack_consumer", "FLAG_GROUP_CONSUMER: worker-7 nacks, redeliver after 2 s", AppendGroupNack(nil, 50, named, 2000, []uint64{12}),
+			groupOffsetsModel{TypeGroupNack, named, 2000, []uint64{12}}},
+		{"group_info_full", "every field, the later ones included", AppendControl(nil, 44, &full), &full},
+		{"group_dead_letters_result_detail", "a rejected record with its detail and time", AppendControl(nil, 46, &dlrFull), &dlrFull},
+		{"group_redrive_result_not_dead", "offset 9 was not a dead letter", AppendControl(nil, 47, &notDead), &notDead},
 		{"group_poll", "up to 100 records, wait 5 s, claim 30 s", AppendGroupPoll(nil, 40, poll), &poll},
 		{"group_records", "a new record and a third delivery of an older one", AppendGroupRecords(nil, 40, 2, gGroupRecords),
 			groupRecordsModel{2, gGroupRecords}},

@@ -2,23 +2,47 @@ package wire
 
 import "encoding/binary"
 
-// GroupRef names a consumer group on one shard of a stream.
+// GroupRef names a consumer group on one shard of a stream, and who is
+// asking: Consumer, when set, travels under FlagGroupConsumer right after
+// the ref (GROUP_POLL, GROUP_ACK, GROUP_NACK, GROUP_EXTEND).
 //
-//	stream ref | u32 shard | u8 len | group
+//	stream ref | u32 shard | u8 len | group | [u8 len | consumer]
 type GroupRef struct {
-	Stream StreamRef
-	Shard  uint32
-	Group  []byte
+	Stream   StreamRef
+	Shard    uint32
+	Group    []byte
+	Consumer []byte // empty: the connection is the consumer
+}
+
+// flags are the header flags a frame carrying g needs.
+func (g GroupRef) flags() Flags {
+	if len(g.Consumer) > 0 {
+		return FlagGroupConsumer
+	}
+	return 0
 }
 
 func appendGroupRef(b []byte, g GroupRef) []byte {
 	b = appendStreamRef(b, g.Stream)
 	b = appendU32(b, g.Shard)
-	return appendName(b, g.Group)
+	b = appendName(b, g.Group)
+	if len(g.Consumer) > 0 {
+		b = appendName(b, g.Consumer)
+	}
+	return b
 }
 
-func (c *cursor) groupRef(nameBytesMax int) GroupRef {
-	return GroupRef{Stream: c.streamRef(nameBytesMax), Shard: c.u32(), Group: c.name(nameBytesMax)}
+// groupRef reads a group ref, and its consumer under FlagGroupConsumer
+// (which must then name one).
+func (c *cursor) groupRef(flags Flags, nameBytesMax int) GroupRef {
+	g := GroupRef{Stream: c.streamRef(nameBytesMax), Shard: c.u32(), Group: c.name(nameBytesMax)}
+	if flags&FlagGroupConsumer != 0 {
+		g.Consumer = c.name(nameBytesMax)
+		if c.err == nil && len(g.Consumer) == 0 {
+			c.fail(errEmptyConsumer)
+		}
+	}
+	return g
 }
 
 // GroupPoll asks for up to MaxRecords owed records, waiting up to
@@ -35,7 +59,7 @@ type GroupPoll struct {
 
 // AppendGroupPoll appends a GROUP_POLL frame.
 func AppendGroupPoll(dst []byte, requestID uint64, m GroupPoll) []byte {
-	dst, start := beginFrame(dst, TypeGroupPoll, 0, requestID)
+	dst, start := beginFrame(dst, TypeGroupPoll, m.Group.flags(), requestID)
 	dst = appendGroupRef(dst, m.Group)
 	dst = appendU32(dst, m.MaxRecords)
 	dst = appendU32(dst, m.WaitMillis)
@@ -50,7 +74,7 @@ func (m *GroupPoll) Decode(f Frame, lim Limits) error {
 		return err
 	}
 	c := cursor{b: f.Body}
-	m.Group = c.groupRef(lim.nameBytes())
+	m.Group = c.groupRef(f.Flags, lim.nameBytes())
 	m.MaxRecords = c.u32()
 	m.WaitMillis = c.u32()
 	m.ClaimMillis = c.u32()
@@ -127,7 +151,7 @@ func appendGroupOffsets(dst []byte, t Type, requestID uint64, g GroupRef, millis
 	if len(offsets) == 0 {
 		panic("felix/wire: " + t.String() + " needs at least one offset")
 	}
-	dst, start := beginFrame(dst, t, 0, requestID)
+	dst, start := beginFrame(dst, t, g.flags(), requestID)
 	dst = appendGroupRef(dst, g)
 	if t != TypeGroupAck {
 		dst = appendU32(dst, millis)
@@ -145,7 +169,7 @@ func (m *GroupOffsets) Decode(f Frame, lim Limits) error {
 		return err
 	}
 	c := cursor{b: f.Body}
-	*m = GroupOffsets{Op: f.Type, Group: c.groupRef(lim.nameBytes())}
+	*m = GroupOffsets{Op: f.Type, Group: c.groupRef(f.Flags, lim.nameBytes())}
 	if f.Type != TypeGroupAck {
 		m.Millis = c.u32()
 	}

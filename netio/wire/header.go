@@ -35,6 +35,11 @@ const (
 	// FlagKeyed: every record of a publish frame carries a routing key
 	// (uvarint length, then bytes; length 0 means no key).
 	FlagKeyed Flags = 0x0040
+	// FlagGroupConsumer: a GROUP_POLL, GROUP_ACK, GROUP_NACK or
+	// GROUP_EXTEND names its consumer (u8 length, then the name) right
+	// after its group ref. Without it the broker takes the connection as
+	// the consumer.
+	FlagGroupConsumer Flags = 0x0002
 )
 
 // Frame is one complete frame as the Reader found it. Body aliases the

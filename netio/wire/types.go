@@ -86,6 +86,7 @@ const (
 	familyCount  = 7
 	memberCount  = 16
 	publishFlags = FlagTimestamp | FlagKeyed
+	groupFlags   = FlagGroupConsumer
 )
 
 // typeList is the single list of frame types; specs is built from it.
@@ -141,11 +142,11 @@ var typeList = []struct {
 	{TypeCounterGet, typeSpec{name: "COUNTER_GET", feature: FeatureCounters}},
 	{TypeCounterValue, typeSpec{name: "COUNTER_VALUE", feature: FeatureCounters}},
 
-	{TypeGroupPoll, typeSpec{name: "GROUP_POLL", feature: FeatureConsumerGroups}},
+	{TypeGroupPoll, typeSpec{name: "GROUP_POLL", flags: groupFlags, feature: FeatureConsumerGroups}},
 	{TypeGroupRecords, typeSpec{name: "GROUP_RECORDS", feature: FeatureConsumerGroups}},
-	{TypeGroupAck, typeSpec{name: "GROUP_ACK", feature: FeatureConsumerGroups}},
-	{TypeGroupNack, typeSpec{name: "GROUP_NACK", feature: FeatureConsumerGroups}},
-	{TypeGroupExtend, typeSpec{name: "GROUP_EXTEND", feature: FeatureConsumerGroups}},
+	{TypeGroupAck, typeSpec{name: "GROUP_ACK", flags: groupFlags, feature: FeatureConsumerGroups}},
+	{TypeGroupNack, typeSpec{name: "GROUP_NACK", flags: groupFlags, feature: FeatureConsumerGroups}},
+	{TypeGroupExtend, typeSpec{name: "GROUP_EXTEND", flags: groupFlags, feature: FeatureConsumerGroups}},
 	{TypeGroupResult, typeSpec{name: "GROUP_RESULT", feature: FeatureConsumerGroups}},
 	{TypeGroupDescribe, typeSpec{name: "GROUP_DESCRIBE", feature: FeatureConsumerGroups, json: true}},
 	{TypeGroupInfo, typeSpec{name: "GROUP_INFO", feature: FeatureConsumerGroups, json: true}},
