@@ -70,26 +70,26 @@
 //	             same limit; past it, a write linked to an fdatasync
 //	             through the ring
 //
-// directMax is GOMAXPROCS-1 (at least 1), read at Open. A durability
-// operation on its caller's thread holds a P for as long as the disk takes
-// (the runtime takes it back only after 20us or more), so with many at once
-// on a small machine the goroutines behind them wait for a processor and
-// the disk sees few of them at a time. Through the ring a waiter parks and
-// gives its P back at once, io-wq runs the operations side by side and the
-// kernel serves several with one flush.
+// directMax is GOMAXPROCS, read at Open. A durability operation on its
+// caller's thread holds a P for as long as the disk takes (the runtime
+// takes it back only after 20us or more), so past one per P the goroutines
+// behind them would wait for a processor and the disk would see few
+// operations at a time. Through the ring a waiter parks and gives its P
+// back at once, io-wq runs the operations side by side and the kernel
+// serves several with one flush.
 //
 // Measured against raw system calls in the same run (2-vCPU VM, ext4 on
-// virtio, Linux 6.18; median of per-block medians over 6 runs; full table
-// in docs/benchmarks.md): through the ring alone, a 64 KiB page-cache
-// write took 5.7x raw, a 4 KiB one 2.5-9x, a cached 4 KiB read 1.7x, a
-// write+fdatasync or an fdatasync 1.2-1.5x. On the waiting path every lone
-// operation is 1.00-1.04x raw (portable: 1.1-2.1x); 8 and 64 concurrent
-// WriteAtSync callers are 0.75x and 0.40x raw (portable 1.05x, 1.16x). The
-// price is just past directMax, where the ring holds one or two operations
-// and pays its wake-ups: 2 concurrent callers on the 2-vCPU VM measured
-// 1.1-1.3x raw, against 1.1-1.4x for portable. On a 16-vCPU VM (directMax
-// 15) every row was 0.97-1.04x raw. Operations submitted with Submit always
-// go through the ring, unchanged.
+// virtio, Linux 6.18; the median over 6 to 12 runs of the ratio of median
+// blocks; the full table and how to rerun it are in docs/benchmarks.md):
+// through the ring, the way every call went before this path, a 4 KiB
+// page-cache write took 2.8-8.3x raw, a 64 KiB one 4.5x, a cached 4 KiB
+// read 3.2x, an fdatasync 1.4-1.7x and a write+fdatasync 1.25-1.4x. On the
+// waiting path each lone operation is 0.97-1.08x raw (portable 1.14-1.8x);
+// 8 and 64 WriteAtSync callers at once are 0.96x and 0.54x raw (portable
+// 1.20x and 1.16x); 2 and 4 callers, where durable waits start to spill
+// into the ring, 1.02-1.09x (portable 1.04-1.10x). On a 16-vCPU VM every
+// row is 0.92-1.08x raw (portable 0.89-3.1x). Operations submitted with
+// Submit always go through the ring, as before.
 //
 // # Goroutines, ownership and lock order (io_uring)
 //

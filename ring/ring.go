@@ -108,8 +108,9 @@ type Driver interface {
 // ReadAt, Fdatasync and WriteAtSync, the functions, hand their work to a
 // Blocking driver's methods of the same names, which keep their contracts:
 // the results, errors, short-transfer handling and zero allocations are
-// the same whichever way an operation goes. Every method is safe for
-// concurrent use and must not be called from a Done callback.
+// the same whichever way an operation goes, and after Close each returns
+// ErrClosed. Every method is safe for concurrent use and must not be
+// called from a Done callback.
 type Blocking interface {
 	Driver
 	WriteAt(fd int, p []byte, off int64) (int, error)

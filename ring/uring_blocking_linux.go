@@ -39,9 +39,9 @@ func (d *uringDriver) ReadAt(fd int, p []byte, off int64) (int, error) {
 	return preadAll(fd, p, off)
 }
 
-// Fdatasync runs fdatasync on the caller's thread when no other waiting
-// durability operation of this driver is in progress, and through the ring
-// (a submission and a wait) when one is.
+// Fdatasync runs fdatasync on the caller's thread while at most directMax
+// waiting durability operations of this driver are in progress, this one
+// included, and through the ring (a submission and a wait) past that.
 func (d *uringDriver) Fdatasync(fd int) error {
 	if d.closing.Load() {
 		return ErrClosed
@@ -55,9 +55,8 @@ func (d *uringDriver) Fdatasync(fd int) error {
 }
 
 // WriteAtSync writes p and syncs with pwrite and fdatasync on the caller's
-// thread when no other waiting durability operation of this driver is in
-// progress, and as a write linked to an fdatasync through the ring when one
-// is.
+// thread under the same limit as Fdatasync, and past it as a write linked
+// to an fdatasync through the ring.
 func (d *uringDriver) WriteAtSync(fd int, p []byte, off int64) (int, error) {
 	if d.closing.Load() {
 		return 0, ErrClosed
@@ -82,17 +81,17 @@ func (d *uringDriver) enterDurable() (direct bool) {
 	return d.durable.Add(1) <= d.directMax
 }
 
-// directDurableMax is GOMAXPROCS-1, at least 1: a durability operation on
-// its caller's thread holds a P for as long as the disk takes (the runtime
-// takes it back only after 20us or more, and only when other goroutines
-// wait for it), so at least one is always left for everything else,
-// including the goroutines whose operations then go through the ring. The
-// ringWait test hook makes it 0.
+// directDurableMax is GOMAXPROCS: a durability operation on its caller's
+// thread holds a P for as long as the disk takes (the runtime takes it
+// back only after 20us or more, and only when other goroutines wait for
+// it), so once there is one per P the next would wait for a processor, and
+// goes through the ring instead, whose waiters give theirs back at once.
+// The ringWait test hook makes it 0.
 func directDurableMax(h *hooks) int32 {
 	if h.ringWait {
 		return 0
 	}
-	return int32(max(1, runtime.GOMAXPROCS(0)-1))
+	return int32(runtime.GOMAXPROCS(0))
 }
 
 // pwriteAll is WriteAt with system calls: all of p, going on after short

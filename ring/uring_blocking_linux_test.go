@@ -202,8 +202,8 @@ func TestUringWaitingWriteStopsAtTheFileSizeLimit(t *testing.T) {
 	})
 }
 
-func TestUringDirectLimitLeavesAProcessor(t *testing.T) {
-	want := int32(max(1, runtime.GOMAXPROCS(0)-1))
+func TestUringDirectLimitIsOnePerProcessor(t *testing.T) {
+	want := int32(runtime.GOMAXPROCS(0))
 	if got := openUringT(t, Config{}).directMax; got != want {
 		t.Fatalf("directMax %d with GOMAXPROCS %d, want %d", got, runtime.GOMAXPROCS(0), want)
 	}
