@@ -58,9 +58,6 @@ type uringDriver struct {
 	reaperDone chan struct{}
 	kick       chan struct{} // one token: SQEs entered since the reaper looked
 
-	// inKernel counts SQEs the kernel took whose CQEs are not yet reaped.
-	// The submitter adds after enter returns, so the reaper may take it
-	// below zero for a moment.
 	// The waiting path (uring_blocking_linux.go): closing is set by Close
 	// for the methods that never reach Submit; durable counts the waiting
 	// durability operations in progress, of which up to directMax run on
@@ -69,6 +66,9 @@ type uringDriver struct {
 	durable   atomic.Int32
 	directMax int32
 
+	// inKernel counts SQEs the kernel took whose CQEs are not yet reaped.
+	// The submitter adds after enter returns, so the reaper may take it
+	// below zero for a moment.
 	inKernel        atomic.Int64
 	inCallbacks     atomic.Bool   // the reaper is calling Done callbacks
 	overflowFlushes atomic.Uint64 // for tests: CQ overflow flushes done
