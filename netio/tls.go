@@ -76,6 +76,9 @@ func (l *tlsListener) serve(nc *tls.Conn) {
 	defer l.wg.Done()
 	if tc, ok := nc.NetConn().(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+		if n := l.s.cfg.sendBufferBytes; n > 0 {
+			_ = tc.SetWriteBuffer(n)
+		}
 	}
 	_ = nc.SetDeadline(time.Now().Add(l.s.cfg.HandshakeTimeout))
 	if err := nc.Handshake(); err != nil {
