@@ -2,6 +2,7 @@ package netio
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/felixbroker/felix/engine/cache"
@@ -44,7 +45,8 @@ type cacheJob struct {
 	h         *cacheHandle
 	key       []byte // the job's own copy of the key
 	delta     int64
-	value     []byte // a get's scratch
+	value     []byte       // a get's scratch
+	parties   atomic.Int32 // an add's: the call and its answer, each done with the job
 }
 
 var cacheJobs = sync.Pool{New: func() any { return new(cacheJob) }}
@@ -129,11 +131,17 @@ func (j *cacheJob) run() {
 		v, err := j.h.c.CounterGet(j.key)
 		j.c.sendCounterValue(j.requestID, v, err)
 	case jobCounterAdd:
+		// The answer can come before CounterAddAsync has returned (and
+		// stopped reading the key): the job goes back to the pool only
+		// once both are done with it.
+		j.parties.Store(2)
 		if err := j.h.c.CounterAddAsync(j.key, j.delta, j); err != nil {
-			j.c.sendError(j.requestID, toWire(err))
-		} else {
-			return // CounterAdded answers and releases
+			j.c.sendError(j.requestID, cacheToWire(err))
+			j.release()
+			return
 		}
+		j.partyDone()
+		return
 	}
 	j.release()
 }
@@ -142,5 +150,11 @@ func (j *cacheJob) run() {
 // counters log's committer.
 func (j *cacheJob) CounterAdded(v cache.CounterValue, err error) {
 	j.c.sendCounterValue(j.requestID, v, err)
-	j.release()
+	j.partyDone()
+}
+
+func (j *cacheJob) partyDone() {
+	if j.parties.Add(-1) == 0 {
+		j.release()
+	}
 }
