@@ -9,6 +9,13 @@ import (
 	"github.com/felixbroker/felix/netio/wire"
 )
 
+// The actions of the consumer-group frames, on the group's stream.
+const (
+	ActionGroupConsume  Action = "group.consume"  // GROUP_POLL, GROUP_ACK, GROUP_NACK, GROUP_EXTEND
+	ActionGroupDescribe Action = "group.describe" // GROUP_DESCRIBE, GROUP_LIST, GROUP_DEAD_LETTERS
+	ActionGroupRedrive  Action = "group.redrive"  // GROUP_REDRIVE
+)
+
 // actionTable is THE mapping from what the server checks to the permission
 // a token must grant (auth's grammar). The resource is always the
 // tenant's "namespace/name", where name is the stream's (publish,
@@ -32,7 +39,9 @@ var actionTable = map[Action]auth.Action{
 	"cache.read":         auth.ActionCacheRead,  // CACHE_GET, CACHE_WATCH
 	"cache.write":        auth.ActionCacheWrite, // CACHE_PUT, CACHE_DELETE
 	"counter":            auth.ActionCounter,    // COUNTER_ADD, COUNTER_GET
-	"group":              auth.ActionGroup,      // the GROUP_* frames, on the group's stream
+	ActionGroupConsume:   auth.ActionGroup,
+	ActionGroupDescribe:  auth.ActionGroup,
+	ActionGroupRedrive:   auth.ActionGroup,
 	"producer.init":      auth.ActionPublish,    // PRODUCER_INIT: only a publisher needs a producer id
 }
 
