@@ -42,7 +42,7 @@ var actionTable = map[Action]auth.Action{
 	ActionGroupConsume:   auth.ActionGroup,
 	ActionGroupDescribe:  auth.ActionGroup,
 	ActionGroupRedrive:   auth.ActionGroup,
-	"producer.init":      auth.ActionPublish,    // PRODUCER_INIT: only a publisher needs a producer id
+	"producer.init":      auth.ActionPublish, // PRODUCER_INIT: only a publisher needs a producer id
 }
 
 // PermissionFor is the token permission's action an Action needs, and
