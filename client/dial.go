@@ -53,7 +53,17 @@ func checkHello(o *options) error {
 	return nil
 }
 
+// dialNet connects (through the dialer if one is set), then starts TLS if
+// the client speaks it.
 func dialNet(ctx context.Context, addr string, o *options) (net.Conn, error) {
+	nc, err := dialTransport(ctx, addr, o)
+	if err != nil || o.tls == nil {
+		return nc, err
+	}
+	return startTLS(ctx, nc, addr, o.tls)
+}
+
+func dialTransport(ctx context.Context, addr string, o *options) (net.Conn, error) {
 	if o.dialer != nil {
 		return o.dialer(ctx, addr)
 	}

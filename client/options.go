@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"time"
@@ -34,6 +35,7 @@ type options struct {
 	inflightMax  int
 	logger       *slog.Logger
 	dialer       func(ctx context.Context, addr string) (net.Conn, error)
+	tls          *tls.Config // nil: plain TCP
 	retry        RetryPolicy
 	onAsyncError func(error)
 	randN        func(n int64) int64 // backoff jitter source; tests replace it
