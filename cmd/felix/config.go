@@ -81,6 +81,9 @@ func (s *settings) loadFile(path string) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if fileTables[k] {
+			continue // read by its owner, not a setting
+		}
 		st, ok := s.byKey[k]
 		if !ok {
 			return fmt.Errorf("config file %s: unknown key %q", path, k)

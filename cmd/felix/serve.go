@@ -37,6 +37,13 @@ type serveCmd struct {
 	BrokerID          *string `name:"broker-id" help:"This broker's id (default: the host name)."`
 	LogFormat         *string `help:"auto (text on a terminal, JSON otherwise), text, json."`
 	LogLevel          *string `help:"debug, info, warn, error."`
+	AuthKeys          *string `name:"auth-keys" help:"Files of trusted token public keys (felix token keygen), comma-separated; several keys let keys rotate (default none: auth off)." placeholder:"FILE[,FILE]"`
+	TLSAddr           *string `name:"tls-addr" help:"Address of a TLS listener beside the plain one (default none)." placeholder:"HOST:PORT"`
+	TLSCert           *string `name:"tls-cert" help:"PEM certificate (chain) of the TLS listener." placeholder:"FILE"`
+	TLSKey            *string `name:"tls-key" help:"PEM private key of the TLS listener." placeholder:"FILE"`
+	QuotaPublishRate  *string `name:"quota-publish-bytes-per-sec" help:"Default per-tenant publish rate in bytes/s (default 0: unlimited)."`
+	QuotaConnections  *string `name:"quota-connections" help:"Default per-tenant open connections, counted with auth on (default 0: unlimited)."`
+	QuotaStoredBytes  *string `name:"quota-stored-bytes" help:"Default per-tenant stored bytes (default 0: unlimited)."`
 	Config            string  `help:"A TOML config file of the same settings (key = value)." env:"FELIX_CONFIG" type:"existingfile"`
 	PrintConfig       bool    `help:"Print the effective settings and where each came from, then exit."`
 }
@@ -50,6 +57,9 @@ func (c *serveCmd) flags() map[string]string {
 		"segment-bytes": c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
 		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "broker-id": c.BrokerID,
 		"log-format": c.LogFormat, "log-level": c.LogLevel,
+		"auth-keys": c.AuthKeys, "tls-addr": c.TLSAddr, "tls-cert": c.TLSCert, "tls-key": c.TLSKey,
+		"quota-publish-bytes-per-sec": c.QuotaPublishRate, "quota-connections": c.QuotaConnections,
+		"quota-stored-bytes": c.QuotaStoredBytes,
 	} {
 		if p != nil {
 			out[key] = *p
@@ -63,6 +73,10 @@ func (c *serveCmd) Run() error {
 	if err := st.resolve(c.Config, osEnv, c.flags()); err != nil {
 		return err
 	}
+	quotaTenants, err := loadQuotaFile(st, c.Config)
+	if err != nil {
+		return err
+	}
 	if c.PrintConfig {
 		st.print(os.Stdout)
 		return nil
@@ -71,6 +85,7 @@ func (c *serveCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	cfg.security.quotaTenantSets = quotaTenants
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runBroker(ctx, cfg, os.Stdout)
@@ -85,6 +100,7 @@ type serveConfig struct {
 	ioMode                             ring.Mode
 	maxFrameBytes                      int
 	handshakeTimeout, idleTimeout      time.Duration
+	security                           securityConfig
 	logger                             *slog.Logger
 }
 
@@ -117,6 +133,10 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 	check("handshake-timeout", err)
 	c.idleTimeout, err = time.ParseDuration(st.get("idle-timeout"))
 	check("idle-timeout", err)
+	c.security, err = parseSecurity(st)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	c.logger, err = newLogger(os.Stderr, st.get("log-format"), st.get("log-level"))
 	c.logger = throttled(c.logger)
 	check("log", err)
@@ -152,6 +172,9 @@ func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
 	}
 	fmt.Fprintf(out, "felix %s listening on %s (io: %s, data: %s, fsync: %s)\n",
 		version, b.server.Addr(), b.driver.Kind(), describeData(cfg.dataDir), cfg.fsync)
+	if a := b.server.TLSAddr(); a != nil {
+		fmt.Fprintf(out, "TLS on %s\n", a)
+	}
 	if b.admin != nil {
 		fmt.Fprintf(out, "admin on http://%s (/metrics, /healthz, /readyz)\n", b.admin.addr())
 	}
@@ -201,12 +224,15 @@ func startBroker(cfg serveConfig) (*broker, error) {
 	}
 	b.groups = group.New(b.engine, group.Options{Logger: cfg.logger})
 	b.producers = producer.New(b.engine, producer.Options{})
-	b.server, err = netio.NewServer(netio.Config{
+	ncfg := netio.Config{
 		Addr: cfg.addr, Engine: b.engine, BrokerID: cfg.brokerID, Logger: cfg.logger,
 		Caches: b.caches, Groups: b.groups, Producers: b.producers, Metrics: b.metrics.net,
 		Limits:           wire.Limits{FrameBytesMax: cfg.maxFrameBytes},
 		HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
-	})
+	}
+	if err = cfg.security.configure(&ncfg, b.engine, cfg.logger); err == nil {
+		b.server, err = netio.NewServer(ncfg)
+	}
 	if err == nil {
 		err = b.server.Start()
 	}
