@@ -43,6 +43,7 @@ type conn struct {
 	ending     error // set once the connection's subscriptions must end
 	clientName string
 	watches    connWatches // cache watches (watch.go), under their own lock
+	groups     connGroups  // consumer groups (group.go): names, waiting polls
 }
 
 func newConn(s *Server, gc transport) *conn {
@@ -248,6 +249,7 @@ func (c *conn) closed() {
 	c.out.markClosed()
 	c.endSubscriptions(errConnClosed)
 	c.endWatches(errConnClosed)
+	c.endGroups(errConnClosed)
 }
 
 func (c *conn) info() ConnInfo {

@@ -50,6 +50,10 @@ func (c *conn) publish(f wire.Frame) {
 		c.publishFailed(f.RequestID, errShuttingDown)
 		return
 	}
+	if p.Idempotent {
+		c.publishIdempotent(f.RequestID, st, p, recs) // producer.go
+		return
+	}
 	w := ackWaiters.Get().(*ackWaiter)
 	w.c, w.requestID, w.ack = c, f.RequestID, p.Ack
 	if c.s.cfg.Metrics.ObserveAck != nil {

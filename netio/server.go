@@ -164,6 +164,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	for _, c := range s.connections() {
 		c.endSubscriptions(errShuttingDown)
 		c.endWatches(errShuttingDown)
+		c.endGroups(errShuttingDown)
 	}
 	err := s.work.wait(ctx)
 	if err == nil {
