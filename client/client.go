@@ -72,6 +72,7 @@ func (c *Client) Close() error {
 			sc.die(ErrClosed)
 		}
 	}
+	c.closeWatches()
 	return nil
 }
 

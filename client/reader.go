@@ -93,8 +93,15 @@ func (c *conn) dispatch(f wire.Frame) error {
 	case wire.TypePing:
 		return c.onPing(f)
 	}
+	if h := frameHooks[f.Type]; h != nil {
+		return h(c, f)
+	}
 	return c.onAnswer(f)
 }
+
+// frameHooks dispatch the frames of optional features (cache watches:
+// watch_conn.go), registered from their files' init funcs.
+var frameHooks = map[wire.Type]func(*conn, wire.Frame) error{}
 
 func (c *conn) onPublishAck(f wire.Frame) error {
 	var a wire.PublishAck
