@@ -1,0 +1,221 @@
+package workload
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/bench"
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/netio"
+	"github.com/felixbroker/felix/ring"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// testLimit bounds every workload a test runs.
+const testLimit = time.Minute
+
+// startBroker runs an engine on a temporary directory and a server on
+// 127.0.0.1:0, as `felix bench` does without an address.
+func startBroker(t *testing.T) Target {
+	t.Helper()
+	d, err := ring.Open(ring.Config{Mode: ring.ModePortable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e, err := engine.Open(engine.Options{FS: vfs.NewOS(d), Dir: dir, Fsync: shardlog.Periodic(0), PrepareSegments: true,
+		SegmentBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := netio.NewServer(netio.Config{Addr: "127.0.0.1:0", Engine: e, Multicore: true, EventLoops: 2})
+	if err == nil {
+		err = s.Start()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testLimit)
+		defer cancel()
+		s.Stop(ctx)
+		e.Close()
+		d.Close()
+	})
+	return Target{Addr: s.Addr().String(), DataDir: dir}
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), testLimit)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// tiny is a spec small enough for a test: a fixed count, short baselines.
+func tiny(s Spec) Spec {
+	s.BaselineDuration = 100 * time.Millisecond
+	s.IO = ring.ModePortable
+	return s
+}
+
+func wantBaselines(t *testing.T, r bench.Result, names ...string) {
+	t.Helper()
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		found := false
+		for _, b := range r.Baselines {
+			if b.Name == n {
+				found = true
+				if len(b.Ratios) == 0 {
+					t.Errorf("%s: baseline %s has no ratio", r.Workload, n)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %s baseline among %d", r.Workload, n, len(r.Baselines))
+		}
+	}
+}
+
+// Pub publishes exactly its count through pipelined async requests and
+// sets the TCP and disk baselines beside it.
+func TestPubCountsEveryAcknowledgedRecord(t *testing.T) {
+	tg := startBroker(t)
+	for _, fsync := range []shardlog.FsyncMode{shardlog.None(), shardlog.OnCommit()} {
+		s := tiny(Spec{RecordBytes: 256, Batch: 8, Publishers: 3, Connections: 2, Inflight: 4, Count: 8 * 3 * 40, Fsync: fsync})
+		r, err := Pub(testContext(t), tg, s, NewBaselines())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Records != 960 || r.Bytes != 960*256 || r.Latency.Count != 960 {
+			t.Fatalf("%s: %d records, %d bytes, %d latency samples; want 960, 245760, 960", FsyncName(fsync), r.Records, r.Bytes, r.Latency.Count)
+		}
+		disk := "pagecache"
+		if fsync.Kind == shardlog.FsyncOnCommit {
+			disk = "groupcommit"
+		}
+		wantBaselines(t, r, "tcp", disk)
+	}
+}
+
+// E2E delivers every published record to every subscriber and measures
+// each delivery from its stamp.
+func TestE2EDeliversEveryRecordToEverySubscriber(t *testing.T) {
+	tg := startBroker(t)
+	s := tiny(Spec{RecordBytes: 64, Batch: 4, Publishers: 2, Subscribers: 3, Inflight: 2, Count: 400})
+	r, err := E2E(testContext(t), tg, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Records != 3*400 || r.Latency.Count != 3*400 || r.Params.Extra["missed"] != "0" {
+		t.Fatalf("%d deliveries (%d samples), missed %s; want 1200 and none", r.Records, r.Latency.Count, r.Params.Extra["missed"])
+	}
+	if r.Latency.Max > testLimit {
+		t.Fatalf("a delivery took %v: the stamp was misread", r.Latency.Max)
+	}
+	wantBaselines(t, r, "tcp", "pagecache")
+}
+
+// An open-loop run keeps its rate: the count takes about count/rate.
+func TestPubOpenLoopKeepsItsRate(t *testing.T) {
+	tg := startBroker(t)
+	s := tiny(Spec{RecordBytes: 128, Publishers: 2, Count: 200, Rate: 1000})
+	r, err := Pub(testContext(t), tg, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Records != 200 || r.Duration < 190*time.Millisecond {
+		t.Fatalf("%d records in %v at 1000/s, want 200 in about 200ms", r.Records, r.Duration)
+	}
+}
+
+func TestLogAppendsItsCountBesideTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	s := tiny(Spec{RecordBytes: 512, Batch: 16, Publishers: 4, Inflight: 2, Count: 16 * 4 * 50, Fsync: shardlog.OnCommit()})
+	r, err := Log(testContext(t), dir, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Records != 3200 || r.Params.IOPath != "portable" {
+		t.Fatalf("%d records via %q", r.Records, r.Params.IOPath)
+	}
+	wantBaselines(t, r, "groupcommit")
+	assertEmpty(t, dir)
+}
+
+func TestCachePutsAndGetsBesideTheBareLog(t *testing.T) {
+	dir := t.TempDir()
+	s := tiny(Spec{RecordBytes: 100, Publishers: 2, Inflight: 4, Count: 2000, Fsync: shardlog.None()})
+	rs, err := Cache(testContext(t), dir, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Workload != "cache/put" || rs[1].Workload != "cache/get" || rs[0].Records != 2000 || rs[1].Records != 2000 {
+		t.Fatalf("results %v", names(rs))
+	}
+	if rs[1].Bytes != 2000*100 {
+		t.Fatalf("gets read %d bytes: some key was missing", rs[1].Bytes)
+	}
+	wantBaselines(t, rs[0], "log/append")
+	wantBaselines(t, rs[1], "log/read")
+	assertEmpty(t, dir)
+}
+
+func TestGroupDrainsEveryRecord(t *testing.T) {
+	dir := t.TempDir()
+	s := tiny(Spec{RecordBytes: 64, Batch: 50, Subscribers: 3, Count: 3000, Fsync: shardlog.None()})
+	r, err := Group(testContext(t), dir, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Records != 3000 || r.Baselines[0].RecordsPerSec <= 0 {
+		t.Fatalf("group acked %d records of 3000", r.Records)
+	}
+	wantBaselines(t, r, "subscription")
+	assertEmpty(t, dir)
+}
+
+func TestFsyncRunsTheDiskSuite(t *testing.T) {
+	rs, err := Fsync(testContext(t), t.TempDir(), tiny(Spec{RecordBytes: 4096, Count: 20}), []int{4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(names(rs), " ")
+	for _, want := range []string{"fdatasync/growing/raw", "fdatasync/prezeroed/portable", "groupcommit/prezeroed/raw", "pagecache/raw"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %s among %s", want, got)
+		}
+	}
+}
+
+// The summary has a row per workload result with its baselines' ratios.
+func TestSummaryRowsCarryTheRatios(t *testing.T) {
+	tg := startBroker(t)
+	r, err := Pub(testContext(t), tg, tiny(Spec{RecordBytes: 128, Count: 50}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, []bench.Result{r}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[0], "x tcp") || !strings.Contains(lines[0], "x pagecache") ||
+		!strings.HasPrefix(lines[2], "| pub | 128B | 1 | periodic | 1 | ") || strings.Count(lines[2], "x |") != 2 {
+		t.Fatalf("summary:\n%s", b.String())
+	}
+}
+
+func names(rs []bench.Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Workload+"("+strconv.FormatInt(r.Records, 10)+")")
+	}
+	return out
+}
