@@ -5,6 +5,7 @@
 //	felix stream ...             create, list, describe, delete streams
 //	felix token keygen|issue     signing keys and tokens for authorization
 //	felix log verify|dump DIR    inspect a shard's log directory
+//	felix bench WORKLOAD         measure Felix beside the machine's raw limits
 //
 // Run `felix --help` for the full list.
 package main
@@ -27,6 +28,7 @@ type cli struct {
 	Stream  streamCmd        `cmd:"" help:"Create, list, describe and delete streams."`
 	Log     logCmd           `cmd:"" help:"Inspect a shard's log directory: verify it, dump its records."`
 	Token   tokenCmd         `cmd:"" help:"Make signing keys and issue tokens for brokers with authorization on."`
+	Bench   benchCmd         `cmd:"" help:"Measure Felix on this machine beside the disk's and the network's raw limits: fsync, log, pub, e2e, cache, group, matrix."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 }
 
