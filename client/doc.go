@@ -44,6 +44,25 @@
 // unauthenticated, offset below retention, a malformed or oversized
 // request) is returned at once.
 //
+// A third way closes the gap PublishAtLeastOnce leaves: a Producer
+// (Client.Producer) takes a producer id from the broker and numbers its
+// batches per shard, so a batch whose acknowledgement was lost is sent
+// again and lands once (the broker answers it from memory, Duplicate).
+// The broker keeps producers in memory only: a batch in flight across a
+// broker restart is reported as an *UnknownOutcomeError
+// (ErrUnknownOutcome), never landed twice or dropped silently.
+// PublishAtLeastOnce stays the plain resend, with no id and no such
+// guarantee.
+//
+// # Consumer groups
+//
+// Client.Group is one consumer of a group on one shard: Poll (a long poll
+// that waits up to a given time for work), Ack, Nack with a redelivery
+// delay, Extend, and for operators Describe, DeadLetters and Redrive. A
+// record is claimed by one consumer at a time; a claim that lapses makes
+// it owed again; delivery is at least once. Claims belong to the Group's
+// consumer name (WithConsumer, random by default), not to a connection.
+//
 // # Subscribing
 //
 // A Subscription reads one shard from latest, earliest or an offset, over

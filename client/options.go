@@ -17,7 +17,7 @@ const (
 	DefaultPingInterval  = 15 * time.Second
 	DefaultInflightMax   = 4096
 	DefaultClientName    = "felix-go"
-	DefaultFeatures      = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | cacheFeatures
+	DefaultFeatures      = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | cacheFeatures | queueFeatures
 	defaultWriteBufBytes = 4 << 20
 )
 
@@ -62,7 +62,8 @@ func WithName(name string) Option { return func(o *options) { o.name = name } }
 func WithToken(token string) Option { return func(o *options) { o.token = []byte(token) } }
 
 // WithFeatures sets the feature bits the client offers in HELLO
-// (DefaultFeatures: binary publish, keyed publish, and the cache's bits). Only what both peers
+// (DefaultFeatures: binary publish, keyed publish, the cache's bits,
+// consumer groups and idempotent producers). Only what both peers
 // offer is used; a client offering no FeaturePublishKeyed publishes keyed
 // records as PUBLISH_JSON, which lands them on the same shards.
 func WithFeatures(f wire.Features) Option { return func(o *options) { o.features = f } }
