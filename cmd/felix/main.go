@@ -26,6 +26,8 @@ type cli struct {
 	Pub     pubCmd           `cmd:"" help:"Publish records: the values given, or lines from standard input."`
 	Sub     subCmd           `cmd:"" help:"Subscribe to one shard of a stream and print its records with their offsets."`
 	Stream  streamCmd        `cmd:"" help:"Create, list, describe and delete streams."`
+	Cache   cacheCmd         `cmd:"" help:"Create and drop caches; get, put, delete and watch their keys."`
+	Counter counterCmd       `cmd:"" help:"Add to and read counters (kept beside a durable cache's values)."`
 	Log     logCmd           `cmd:"" help:"Inspect a shard's log directory: verify it, dump its records."`
 	Token   tokenCmd         `cmd:"" help:"Make signing keys and issue tokens for brokers with authorization on."`
 	Bench   benchCmd         `cmd:"" help:"Measure Felix on this machine beside the disk's and the network's raw limits: fsync, log, pub, e2e, cache, group, matrix."`

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/felixbroker/felix/client"
+)
+
+// The most a value read from standard input may hold; the broker's frame
+// limit (4 MiB by default) bounds it again.
+const stdinValueBytesMax = 64 << 20
+
+type cacheCmd struct {
+	Create cacheCreateCmd `cmd:"" help:"Create a cache."`
+	Drop   cacheDropCmd   `cmd:"" help:"Drop a cache with its values and counters."`
+	Get    cacheGetCmd    `cmd:"" help:"Print a key's value."`
+	Put    cachePutCmd    `cmd:"" help:"Write a key's value (the argument, or standard input)."`
+	Del    cacheDelCmd    `cmd:"" help:"Delete a key's value."`
+	Watch  cacheWatchCmd  `cmd:"" help:"Print the writes of a key or prefix as they happen, until interrupted."`
+}
+
+// cacheArg is the cache every cache command names first.
+type cacheArg struct {
+	brokerFlags
+	Cache string `arg:"" help:"[tenant/]namespace/name"`
+}
+
+// open dials the broker and returns the cache's handle.
+func (a *cacheArg) open(ctx context.Context) (*client.Client, *client.Cache, error) {
+	s, err := a.stream(a.Cache)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cache %q: write namespace/name or tenant/namespace/name", a.Cache)
+	}
+	cl, err := a.dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, cl.Cache(s.Tenant, s.Namespace, s.Name), nil
+}
+
+type cacheCreateCmd struct {
+	cacheArg
+	Shards        int           `help:"Number of shards; a key's hash picks its shard." default:"1"`
+	Durable       bool          `help:"Keep the cache's log on disk (--no-durable: in the broker's memory)." default:"true" negatable:""`
+	Fsync         string        `help:"none, periodic, on_commit (default: the broker's)." enum:",none,periodic,on_commit" default:""`
+	FsyncInterval time.Duration `help:"Periodic fsync interval." default:"0s"`
+}
+
+func (c *cacheCreateCmd) Run() error {
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, ca, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	cfg := client.CacheConfig{Shards: c.Shards, Durable: c.Durable, Fsync: fsyncOf(c.Fsync, c.FsyncInterval)}
+	if err := ca.Create(ctx, cfg); err != nil {
+		return err
+	}
+	fmt.Printf("created cache %s (shards %d, durable %v, fsync %s)\n", ca.Name(), max(c.Shards, 1), c.Durable, fsyncString(cfg.Fsync))
+	return nil
+}
+
+// fsyncOf is the FsyncMode a --fsync flag names; empty is the broker's.
+func fsyncOf(kind string, interval time.Duration) client.Fsync {
+	switch kind {
+	case "none":
+		return client.Fsync{Kind: client.FsyncNone}
+	case "periodic":
+		return client.Fsync{Kind: client.FsyncPeriodic, Interval: interval}
+	case "on_commit":
+		return client.Fsync{Kind: client.FsyncOnCommit}
+	}
+	return client.Fsync{}
+}
+
+type cacheDropCmd struct {
+	cacheArg
+}
+
+func (c *cacheDropCmd) Run() error {
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, ca, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if err := ca.Drop(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("dropped cache %s\n", ca.Name())
+	return nil
+}
+
+// errKeyNotFound is cache get's answer for a key with no live value.
+var errKeyNotFound = errors.New("no value")
+
+type cacheGetCmd struct {
+	cacheArg
+	Key  string `arg:"" help:"The key."`
+	Meta bool   `help:"Print the value's offset and expiry on a line before it."`
+}
+
+func (c *cacheGetCmd) Run() error {
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, ca, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	it, err := ca.Get(ctx, []byte(c.Key))
+	if err != nil {
+		return err
+	}
+	if !it.Found {
+		return fmt.Errorf("key %q: %w", c.Key, errKeyNotFound)
+	}
+	if c.Meta {
+		fmt.Printf("offset %d  expires %s\n", it.Offset, expiryString(it.ExpiresAt))
+	}
+	_, err = fmt.Printf("%s\n", it.Value)
+	return err
+}
+
+func expiryString(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+type cachePutCmd struct {
+	cacheArg
+	Key       string        `arg:"" help:"The key."`
+	Value     *string       `arg:"" optional:"" help:"The value; read from standard input when left out."`
+	TTL       time.Duration `name:"ttl" help:"Expire the value this long after the broker applies the put (at least 1ms)."`
+	ExpiresAt string        `name:"expires-at" help:"Expire the value at this time (RFC 3339)."`
+	IfAbsent  bool          `name:"if-absent" help:"Write only if the key holds no value." xor:"cond"`
+	IfOffset  *int64        `name:"if-offset" help:"Write only if the key's value was written at this offset (compare and set)." xor:"cond"`
+}
+
+func (c *cachePutCmd) Run() error {
+	value, err := c.value()
+	if err != nil {
+		return err
+	}
+	opts, err := c.options()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, ca, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var w client.Written
+	switch {
+	case c.IfAbsent:
+		w, err = ca.PutIfAbsent(ctx, []byte(c.Key), value, opts...)
+	case c.IfOffset != nil:
+		w, err = ca.PutIfOffset(ctx, []byte(c.Key), value, *c.IfOffset, opts...)
+	default:
+		w, err = ca.Put(ctx, []byte(c.Key), value, opts...)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("put %q at offset %d (%s, expires %s)\n", c.Key, w.Offset, replaced(w.Existed), expiryString(w.ExpiresAt))
+	return nil
+}
+
+func (c *cachePutCmd) value() ([]byte, error) {
+	if c.Value != nil {
+		return []byte(*c.Value), nil
+	}
+	b, err := io.ReadAll(io.LimitReader(os.Stdin, stdinValueBytesMax+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the value from standard input: %w", err)
+	}
+	if len(b) > stdinValueBytesMax {
+		return nil, fmt.Errorf("the value on standard input is over %d bytes", stdinValueBytesMax)
+	}
+	return b, nil
+}
+
+func (c *cachePutCmd) options() ([]client.PutOption, error) {
+	switch {
+	case c.TTL != 0 && c.ExpiresAt != "":
+		return nil, errors.New("--ttl and --expires-at exclude each other")
+	case c.TTL != 0:
+		return []client.PutOption{client.WithTTL(c.TTL)}, nil
+	case c.ExpiresAt != "":
+		at, err := time.Parse(time.RFC3339Nano, c.ExpiresAt)
+		if err != nil {
+			return nil, fmt.Errorf("--expires-at: %w", err)
+		}
+		return []client.PutOption{client.WithExpiresAt(at)}, nil
+	}
+	return nil, nil
+}
+
+func replaced(existed bool) string {
+	if existed {
+		return "replaced a value"
+	}
+	return "new"
+}
+
+type cacheDelCmd struct {
+	cacheArg
+	Key      string `arg:"" help:"The key."`
+	IfOffset *int64 `name:"if-offset" help:"Delete only if the key's value was written at this offset."`
+}
+
+func (c *cacheDelCmd) Run() error {
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, ca, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var w client.Written
+	if c.IfOffset != nil {
+		w, err = ca.DeleteIfOffset(ctx, []byte(c.Key), *c.IfOffset)
+	} else {
+		w, err = ca.Delete(ctx, []byte(c.Key))
+	}
+	if err != nil {
+		return err
+	}
+	if !w.Existed {
+		fmt.Printf("%q held no value; nothing written\n", c.Key)
+		return nil
+	}
+	fmt.Printf("deleted %q at offset %d\n", c.Key, w.Offset)
+	return nil
+}
+
+type cacheWatchCmd struct {
+	cacheArg
+	Key      string `arg:"" help:"The key, or with --prefix the prefix."`
+	Prefix   bool   `help:"Watch every key starting with KEY on one shard (--shard)."`
+	Shard    int    `help:"The shard a prefix watch reads: one watch per shard." default:"0"`
+	Retained bool   `help:"Print each matching key's current value first, then the changes."`
+	From     *int64 `help:"Resume at this offset (a previous watch's last offset + 1)." xor:"start"`
+}
+
+func (c *cacheWatchCmd) Run() error {
+	if c.Retained && c.From != nil {
+		return errors.New("--retained and --from exclude each other")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dialCtx, cancel := c.context()
+	defer cancel()
+	cl, ca, err := c.open(dialCtx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var opts []client.WatchOption
+	if c.Prefix {
+		opts = append(opts, client.PrefixOnShard(c.Shard))
+	}
+	if c.From != nil {
+		opts = append(opts, client.ResumeAt(*c.From))
+	}
+	start := ca.Watch
+	if c.Retained {
+		start = ca.WatchRetained
+	}
+	w, err := start(dialCtx, []byte(c.Key), opts...)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	return printWatch(ctx, w, os.Stdout)
+}
+
+// printWatch prints one line per event until the watch ends or ctx does
+// (which is not an error: the user interrupted).
+func printWatch(ctx context.Context, w *client.Watch, out io.Writer) error {
+	for ev, err := range w.Events(ctx) {
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(out, "# stopped; resume with --from %d\n", w.ResumeOffset())
+				return nil
+			}
+			return err
+		}
+		fmt.Fprintln(out, watchLine(ev))
+	}
+	return nil
+}
+
+func watchLine(ev client.WatchEvent) string {
+	switch ev.Kind {
+	case client.WatchPut, client.WatchSnapshot:
+		return fmt.Sprintf("%-8s %d\t%s\t%s", ev.Kind, ev.Offset, ev.Key, ev.Value)
+	case client.WatchDelete:
+		return fmt.Sprintf("%-8s %d\t%s", ev.Kind, ev.Offset, ev.Key)
+	case client.WatchSynced:
+		return fmt.Sprintf("%-8s %d values", ev.Kind, ev.Count)
+	case client.WatchLagged:
+		return fmt.Sprintf("%-8s fell behind at %d; resuming from it", ev.Kind, ev.FirstMissed)
+	case client.WatchReset:
+		return fmt.Sprintf("%-8s the changes since the resume offset were compacted away; current values follow", ev.Kind)
+	}
+	return ev.Kind.String()
+}
