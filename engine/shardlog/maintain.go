@@ -112,10 +112,7 @@ func (l *Log) syncActive() error {
 	began := l.opts.Now()
 	err := s.file.Sync()
 	s.release(l.opts.FS)
-	l.counters.syncs.Add(1)
-	if o := l.opts.Observer; o != nil {
-		o.Synced(l.opts.Now().Sub(began), err)
-	}
+	l.observeSync(l.opts.Now().Sub(began), err)
 	if err != nil {
 		return &failure{op: "fdatasync", err: err}
 	}
@@ -126,4 +123,12 @@ func (l *Log) syncActive() error {
 	}
 	l.wmu.Unlock()
 	return nil
+}
+
+// observeSync counts one fdatasync of a segment and tells the observer.
+func (l *Log) observeSync(took time.Duration, err error) {
+	l.counters.syncs.Add(1)
+	if o := l.opts.Observer; o != nil {
+		o.Synced(took, err)
+	}
 }

@@ -89,7 +89,10 @@ func (l *Log) seal(s *seg) error {
 	if err := s.file.Truncate(s.fillPos); err != nil {
 		return fmt.Errorf("felix/shardlog: trimming %s to %d bytes: %w", s.path, s.fillPos, err)
 	}
-	if err := s.file.Sync(); err != nil {
+	began := l.opts.Now()
+	err := s.file.Sync()
+	l.observeSync(l.opts.Now().Sub(began), err)
+	if err != nil {
 		return &failure{op: "sync of a retired segment", err: err}
 	}
 	s.sealed.Store(true)
