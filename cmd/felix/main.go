@@ -28,6 +28,7 @@ type cli struct {
 	Stream  streamCmd        `cmd:"" help:"Create, list, describe and delete streams."`
 	Cache   cacheCmd         `cmd:"" help:"Create and drop caches; get, put, delete and watch their keys."`
 	Counter counterCmd       `cmd:"" help:"Add to and read counters (kept beside a durable cache's values)."`
+	Group   groupCmd         `cmd:"" help:"Consume a stream as a queue: poll and ack through a consumer group; list, describe, dead letters, redrive."`
 	Log     logCmd           `cmd:"" help:"Inspect a shard's log directory: verify it, dump its records."`
 	Token   tokenCmd         `cmd:"" help:"Make signing keys and issue tokens for brokers with authorization on."`
 	Bench   benchCmd         `cmd:"" help:"Measure Felix on this machine beside the disk's and the network's raw limits: fsync, log, pub, e2e, cache, group, matrix."`
