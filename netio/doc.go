@@ -57,6 +57,13 @@
 //     handshake or idle deadline. gnet has no deadlines; tests call sweep
 //     with a fake time instead of waiting.
 //   - Stop's caller.
+//   - TLS connections (Config.TLSAddr) have no gnet loop: an accept loop,
+//     and per connection a reader goroutine (read, decrypt, traffic) and a
+//     writer goroutine (write callbacks and runnables, then encrypt and
+//     send). Their loop is a mutex: traffic, callbacks and runnables hold
+//     it, so the connection's state is owned as on a gnet loop. conn and
+//     outbox see either socket through the transport interface
+//     (transport.go); nothing of the protocol is written twice.
 //
 // # The outbox and the outbound budget
 //
@@ -99,7 +106,9 @@
 // # Locks
 //
 // Server.mu guards the connection set. conn.subMu guards a connection's
-// subscriptions and client name. outbox.mu guards the outbox; it is a leaf:
+// subscriptions and client name. A TLS connection's loop mutex comes
+// before its outbox's mu, and its transport's own mu is a leaf under both.
+// outbox.mu guards the outbox; it is a leaf:
 // nothing is called under it but gnet's AsyncWrite and Close (which only
 // queue a task) and the appends of the codec. No engine call is made while
 // holding any lock of this package, so the engine's locks (which call
@@ -108,6 +117,15 @@
 // # Authorization
 //
 // The Authenticator (nil: auth off) checks HELLO's token and returns a
-// Principal; publish, subscribe and each stream admin request ask
-// Principal.Allow first, and a refusal is ERROR forbidden.
+// Principal; every request that touches a stream, cache, counter or group
+// asks Principal.Allow before it looks the resource up (a refusal never
+// says whether it exists), and a refusal is ERROR forbidden, or
+// unauthenticated (closing the connection) once the token has expired.
+// TokenAuthenticator (authn.go) is the one over auth.Verifier; its
+// actionTable maps each Action to the token permission it needs. A
+// connection keeps its raw token beside its principal: the sweep closes
+// it at the token's expiry, and a forwarded request carries the token to
+// the owner, which verifies it again (Server.AuthorizeForwarded). Quotas
+// (nil: none) are asked at HELLO for a connection slot of the token's
+// tenant and before each publish for its bytes (quota.go).
 package netio
