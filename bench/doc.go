@@ -11,6 +11,10 @@
 //     from the call) or open-loop at a Rate (latency from each call's due
 //     time, from a Schedule, so a stall cannot hide the requests queued
 //     behind it: no coordinated omission).
+//   - Keeping requests in flight: RunPipeline drives a Pipeline (Send,
+//     then Await the answers in order) with up to a window of calls
+//     outstanding per worker, paced and measured as Run is; an awaiting
+//     goroutine per worker owns its lane.
 //   - The Result model: a workload, its Params, its figures (records/s,
 //     MB/s, p50/p90/p99/p99.9/max) and its Baselines, raw limits measured
 //     in the same run with the ratio of every figure to each. Machine says

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/felixbroker/felix/bench"
 	"github.com/felixbroker/felix/bench/workload"
@@ -90,6 +91,9 @@ func (c *benchFsyncCmd) Run() error {
 	}
 	if c.Size == "1KiB" {
 		c.Size = "4KiB" // a page: the fdatasync figure people compare
+	}
+	if !c.durationSet() && c.Count == 0 {
+		c.Duration = time.Second // per part: the suite has about 40
 	}
 	return runInProcess(&c.benchShape, &c.benchOut, func(ctx context.Context, s workload.Spec) ([]bench.Result, error) {
 		return workload.Fsync(ctx, c.Dir, s, writers)
