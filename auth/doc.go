@@ -35,7 +35,11 @@
 //
 // Per tenant, beyond the contract: publish bytes per second (a token
 // bucket), open connections, and stored bytes. A refusal is a *QuotaError
-// naming the limit; other tenants are unaffected.
+// naming the limit (and, for the rate, when the request would fit); other
+// tenants are unaffected.
+//
+// Principal.Allow and Quotas.AdmitPublish run before every publish on a
+// broker's event loop: neither allocates unless it refuses.
 //
 // # Forwarding
 //
