@@ -234,3 +234,26 @@ func TestATLSAddressNeedsACertificate(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A TLS address that cannot be bound fails Start, and takes the plain
+// listener down with it.
+func TestATLSListenerThatCannotBindFailsStart(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cert, _ := selfSigned(t)
+	e := startBroker(t).e
+	s, err := NewServer(Config{Addr: "127.0.0.1:0", Engine: e, TLSAddr: taken.Addr().String(),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err == nil {
+		t.Fatal("Start succeeded on a taken TLS address")
+	}
+	if _, err := net.DialTimeout("tcp", s.Addr().String(), time.Second); err == nil {
+		t.Fatal("the plain listener still accepts after the failed Start")
+	}
+}
