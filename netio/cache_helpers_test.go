@@ -81,7 +81,9 @@ func (c *rawClient) put(m wire.CachePut) wire.Frame {
 }
 
 func (c *rawClient) get(ref wire.CacheRef, key string) wire.Frame {
-	return c.request(func(id uint64) []byte { return wire.AppendCacheGet(nil, id, wire.CacheGet{Cache: ref, Key: []byte(key)}) })
+	return c.request(func(id uint64) []byte {
+		return wire.AppendCacheGet(nil, id, wire.CacheGet{Cache: ref, Key: []byte(key)})
+	})
 }
 
 func (c *rawClient) del(m wire.CacheDelete) wire.Frame {

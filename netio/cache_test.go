@@ -32,7 +32,9 @@ func TestCacheFeaturesFollowTheStore(t *testing.T) {
 			}
 			ref := wire.CacheRef{Tenant: []byte("acme"), Namespace: []byte("prod"), Cache: []byte("c")}
 			if !tc.want.Has(wire.FeatureCounters) {
-				f := c.request(func(id uint64) []byte { return wire.AppendCounterGet(nil, id, wire.CounterGet{Cache: ref, Key: []byte("k")}) })
+				f := c.request(func(id uint64) []byte {
+					return wire.AppendCounterGet(nil, id, wire.CounterGet{Cache: ref, Key: []byte("k")})
+				})
 				errorOf(t, f, wire.CodeFeatureNotNegotiated)
 			}
 			c.ping() // the connection goes on
