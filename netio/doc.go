@@ -51,6 +51,22 @@
 //   - One deliverer per subscription pulls records with
 //     engine.Subscription.Next and encodes EVENT_BATCH frames into the
 //     outbox. It owns its pull buffer and drop count.
+//   - Caches (cache.go, watch.go, counter.go; with Config.Caches): a get
+//     runs on its loop when its shard's gate shows no write in flight (the
+//     store would make a get racing a write of its key wait for that
+//     write's commit, and a loop never waits); otherwise, and for every
+//     counter frame (a shard's first counter operation opens its log), a
+//     pooled cacheJob goes to the cache workers (cache_jobs.go: at most 64
+//     goroutines, started on demand, ending after 10 s idle, a queue of
+//     4,096 jobs; beyond it, overloaded). Puts and deletes are appended
+//     on the loop and answered by the log's committer through a pooled
+//     cacheWriteWaiter. One watchDeliverer goroutine per watch starts it
+//     (a retained watch gathers its snapshot), answers WATCH_STARTED and
+//     moves events from cache.Watch.Next to the outbox only while the
+//     budget has room. Cache create and drop run on goroutines of their
+//     own. The cacheFrontend (one per server) resolves a frame's cache ref
+//     to a handle: the open cache, its ownership id, its principal's
+//     resource, and one shardGate per shard.
 //   - gnet's ticker calls OnTick, which runs the sweep: it moves the
 //     server's coarse clock (connections stamp their last activity with
 //     it, an atomic load per read) and closes connections past their
@@ -106,13 +122,21 @@
 // # Locks
 //
 // Server.mu guards the connection set. conn.subMu guards a connection's
-// subscriptions and client name. A TLS connection's loop mutex comes
+// subscriptions and client name; connWatches.mu, its cache watches (a
+// leaf). cacheFrontend.mu guards the cache handles; it is held around the
+// store's Cache lookup (so two loops never make two handles, and two sets
+// of gates, for one cache) and nothing else. A TLS connection's loop mutex comes
 // before its outbox's mu, and its transport's own mu is a leaf under both.
 // outbox.mu guards the outbox; it is a leaf:
 // nothing is called under it but gnet's AsyncWrite and Close (which only
 // queue a task) and the appends of the codec. No engine call is made while
 // holding any lock of this package, so the engine's locks (which call
-// Published and deliver to subscriptions) never wait on ours in a cycle.
+// Published and deliver to subscriptions) never wait on ours in a cycle,
+// with one exception that cannot close one: a get on a loop holds its
+// shardGate.mu shared across cache.Cache.Get. A gate is taken
+// exclusively only by a loop about to write, holding nothing else, and
+// the committer's callback leaves a gate with an atomic add; so no
+// engine lock is ever held while a gate is waited for.
 //
 // # Authorization
 //
