@@ -1,5 +1,6 @@
 // Package client is the Go client of one Felix broker: publish,
-// subscribe, and stream administration over the wire protocol
+// subscribe, stream administration, caches, counters and cache watches
+// over the wire protocol
 // (docs/protocol.md, spoken through netio/wire). It uses the standard net
 // package only, so it runs anywhere Go does.
 //
@@ -79,6 +80,38 @@
 // (ErrSubscriberLagged with the first missed offset, ErrNotFound when the
 // stream is deleted, ErrShuttingDown, ErrConnectionLost) and saying where
 // to resume (ResumeOffset).
+//
+// # Caches, counters and watches
+//
+// Client.Cache(tenant, namespace, name) is a handle on one cache; making
+// it sends nothing. Create and Drop administer the cache; Get returns an
+// Item (Found false for a key never written, deleted or expired, and
+// ErrNotFound, never a miss, for a cache the broker does not hold); Put
+// takes WithTTL or WithExpiresAt; PutIfAbsent and PutIfOffset (compare and
+// set at the Offset a Get or a write returned) and DeleteIfOffset fail
+// with a *PreconditionError naming the key's current offset. A Delete of
+// a key with no live value appends nothing: Existed false, Offset -1.
+// Writes never resend, like Publish.
+//
+// Cache.Counter(key) (or Client.Counter) is a durable sum: Add answers
+// the sum including itself, Get a CounterValue whose Exists false means
+// never written, which is not a sum of zero. Adds are at least once: an
+// application that retries an add whose answer it lost counts it twice
+// when the first had landed; deltas carry no identity to deduplicate.
+//
+// Cache.Watch and Cache.WatchRetained open a Watch on a connection of its
+// own (a key, or with PrefixOnShard a prefix on one shard: offsets are per
+// shard), read as an iterator of WatchEvents. Besides WatchPut and
+// WatchDelete, the typed events carry what a state-keeping application
+// must act on: WatchSnapshot values then WatchSynced (with their count, a
+// definite 0 for an empty key) start a retained watch; WatchReset says the
+// resume offset was compacted away, so the application drops its state and
+// takes the WatchSnapshot values that follow; WatchLagged says the broker
+// ended the watch for falling behind, and (WatchResumeOnLag, the default)
+// the watch resumes on its own from the first offset missed, so nothing is
+// lost. A slow reader stops its connection's reading, as a subscription's
+// does. ResumeOffset, and a *WatchEndedError's, is where ResumeAt picks
+// up with nothing missed.
 //
 // # Errors
 //
