@@ -213,27 +213,97 @@ func (g *Group) settle(ctx context.Context, offsets []uint64, enc func(dst []byt
 	if len(offsets) == 0 {
 		return nil
 	}
-	cl, err := g.c.groupCall(ctx, func(cn *conn) error {
-		if len(offsets) > cn.limits.BatchRecordsMax {
-			return localError(&wire.LimitError{Limit: wire.LimitBatchRecords, Max: cn.limits.BatchRecordsMax, Got: uint64(len(offsets))})
-		}
-		return nil
-	}, enc)
+	cl, err := g.c.groupCall(ctx, checkOffsets(offsets), enc)
 	if err != nil {
 		return err
 	}
 	defer cl.recycle()
+	return resultOf(cl, len(offsets))
+}
+
+func checkOffsets(offsets []uint64) func(cn *conn) error {
+	return func(cn *conn) error {
+		if len(offsets) > cn.limits.BatchRecordsMax {
+			return localError(&wire.LimitError{Limit: wire.LimitBatchRecords, Max: cn.limits.BatchRecordsMax, Got: uint64(len(offsets))})
+		}
+		return nil
+	}
+}
+
+// resultOf reads the GROUP_RESULT answering a settle of n offsets.
+func resultOf(cl *call, n int) error {
+	if cl.err != nil {
+		return cl.err
+	}
 	if cl.ftype != wire.TypeGroupResult {
 		return fmt.Errorf("%w: %v in answer to a group ack, nack or extend", ErrProtocol, cl.ftype)
 	}
 	var r wire.GroupResult
-	if err := r.Decode(wire.Frame{Type: cl.ftype, Body: cl.body}, wire.Limits{BatchRecordsMax: len(offsets)}); err != nil {
+	if err := r.Decode(wire.Frame{Type: cl.ftype, Body: cl.body}, wire.Limits{BatchRecordsMax: n}); err != nil {
 		return fmt.Errorf("%w: GROUP_RESULT: %w", ErrProtocol, err)
 	}
 	if r.NotHeld.Len() == 0 {
 		return nil
 	}
 	return &ClaimError{Applied: int(r.Applied), NotHeld: r.NotHeld.AppendTo(nil)}
+}
+
+// AckFuture is the outcome of an AckAsync. Safe for concurrent use; any
+// number of goroutines may wait.
+type AckFuture struct {
+	cl    *call // nil when the ack failed before it was sent
+	n     int
+	taken chan struct{} // closed once err holds the outcome
+	err   error
+}
+
+// AckAsync is Ack without the wait: it sends the ack and returns, so a
+// consumer can poll its next records while the broker applies it (the
+// two requests travel together on the connection). ctx bounds only the
+// sending. The broker may serve a poll sent after it first: a record
+// whose ack is not yet applied is still claimed by this consumer, so it is
+// not handed out again meanwhile.
+func (g *Group) AckAsync(ctx context.Context, offsets ...uint64) *AckFuture {
+	f := &AckFuture{n: len(offsets), taken: make(chan struct{})}
+	if len(offsets) == 0 {
+		close(f.taken)
+		return f
+	}
+	cn, err := g.c.conn(ctx)
+	if err == nil && !cn.features.Has(wire.FeatureConsumerGroups) {
+		err = notNegotiated(wire.FeatureConsumerGroups)
+	}
+	if err == nil {
+		err = checkOffsets(offsets)(cn)
+	}
+	if err == nil {
+		f.cl, err = cn.send(ctx, newCall(false), func(dst []byte, id uint64) []byte {
+			return wire.AppendGroupAck(dst, id, g.ref(), offsets)
+		})
+	}
+	if err != nil {
+		f.cl, f.err = nil, err
+		close(f.taken)
+	}
+	return f
+}
+
+// Wait waits for the ack's outcome within ctx, as Ack reports it. ctx
+// ending abandons only the wait.
+func (f *AckFuture) Wait(ctx context.Context) error {
+	if f.cl == nil {
+		return f.err
+	}
+	select {
+	case <-f.taken:
+		return f.err
+	case <-f.cl.done: // the answer's one token: this waiter reads it for all
+		f.err = resultOf(f.cl, f.n)
+		close(f.taken)
+		return f.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // groupCall sends one binary group request and waits for its answer:
@@ -256,7 +326,22 @@ func (c *Client) groupCall(ctx context.Context, check func(*conn) error, enc fun
 // request sends the frame enc appends and waits for its answer in a
 // pooled call, which the caller recycles.
 func (c *conn) request(ctx context.Context, enc func(dst []byte, id uint64) []byte) (*call, error) {
-	cl := newCall(true)
+	cl, err := c.send(ctx, newCall(true), enc)
+	if err != nil {
+		return nil, err
+	}
+	if abandoned, err := cl.wait(ctx); err != nil {
+		if !abandoned {
+			cl.recycle()
+		}
+		return nil, err
+	}
+	return cl, nil
+}
+
+// send registers cl and writes the frame enc appends; the answer
+// completes cl. On failure cl is recycled and nothing awaits an answer.
+func (c *conn) send(ctx context.Context, cl *call, enc func(dst []byte, id uint64) []byte) (*call, error) {
 	buf, err := c.beginRequest(ctx, cl)
 	if err != nil {
 		cl.recycle()
@@ -271,12 +356,6 @@ func (c *conn) request(ctx context.Context, enc func(dst []byte, id uint64) []by
 		return nil, localError(err)
 	}
 	c.w.commit(buf)
-	if abandoned, err := cl.wait(ctx); err != nil {
-		if !abandoned {
-			cl.recycle()
-		}
-		return nil, err
-	}
 	return cl, nil
 }
 

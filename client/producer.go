@@ -151,12 +151,16 @@ type batchSend struct {
 // run sends the batch until it is acknowledged, refused, or gives up.
 func (b *batchSend) run(ctx context.Context) (ProducerAck, error) {
 	c := b.p.c
-	r := newRetrier(c.opts.retry, c.opts.randN, time.Now())
+	start := time.Now()
+	var r *retrier // made at the first failure: a batch that lands at once allocates none
 	for {
 		ack, err := b.attempt(ctx)
 		if err == nil {
 			b.ps.next++
 			return ack, nil
+		}
+		if r == nil {
+			r = newRetrier(c.opts.retry, c.opts.randN, start)
 		}
 		done, again, err := b.settled(ctx, err)
 		if done {
@@ -268,22 +272,29 @@ func (p *Producer) send(ctx context.Context, shard uint32, ps *producerShard, se
 		return ProducerAck{}, false, err
 	}
 	ps2 := wire.ProducerSeq{Shard: shard, ProducerID: ps.id, Epoch: ps.epoch, Sequence: seq}
-	sent := false
-	cl, err := cn.request(ctx, func(dst []byte, id uint64) []byte {
-		sent = true
-		return wire.AppendPublishFor(dst, cn.features, id, ref, wire.AckPerBatch, &ps2, recs)
-	})
+	cl := newCall(true)
+	buf, err := cn.beginRequest(ctx, cl)
 	if err != nil {
-		return ProducerAck{}, sent && !isLocal(err), err
+		cl.recycle()
+		return ProducerAck{}, false, err
+	}
+	start := len(buf)
+	buf = wire.AppendPublishFor(buf, cn.features, cl.id, ref, wire.AckPerBatch, &ps2, recs)
+	if err := cn.limits.CheckFrameSize(len(buf) - start); err != nil {
+		cn.w.abort(buf[:start])
+		cn.drop(cl)
+		cl.recycle()
+		return ProducerAck{}, false, localError(err)
+	}
+	cn.w.commit(buf)
+	if abandoned, err := cl.wait(ctx); err != nil {
+		if !abandoned {
+			cl.recycle()
+		}
+		return ProducerAck{}, true, err
 	}
 	defer cl.recycle()
 	return idempotentAckOf(cl, ps2)
-}
-
-// isLocal reports a refusal the client made itself: nothing was sent.
-func isLocal(err error) bool {
-	var se *ServerError
-	return errors.As(err, &se) && se.Local
 }
 
 func idempotentAckOf(cl *call, want wire.ProducerSeq) (ProducerAck, bool, error) {

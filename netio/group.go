@@ -183,7 +183,7 @@ func (c *conn) groupPoll(f wire.Frame) {
 	j.max = int(min(m.MaxRecords, group.PollRecordsMax))
 	j.wait = min(time.Duration(m.WaitMillis)*time.Millisecond, group.WaitMax)
 	j.dur = time.Duration(m.ClaimMillis) * time.Millisecond
-	go j.poll()
+	j.start()
 }
 
 // checkPoll refuses what the engine would, before any work is handed off.
@@ -226,7 +226,7 @@ func (c *conn) groupSettle(f wire.Frame) {
 	for i := range m.Offsets.Len() {
 		j.offsets = append(j.offsets, int64(m.Offsets.At(i)))
 	}
-	go j.settle()
+	j.start()
 }
 
 func checkSettle(m *wire.GroupOffsets) *wire.Error {

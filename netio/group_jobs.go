@@ -121,12 +121,8 @@ func (j *groupJob) settle() {
 	case wire.TypeGroupExtend:
 		err = m.Extend(j.key, j.who, j.offsets, j.dur)
 	}
-	var ce *group.ClaimError
-	if errors.As(err, &ce) {
-		for _, o := range ce.Offsets {
-			j.notHeld = append(j.notHeld, uint64(o))
-		}
-		err = nil
+	if err != nil {
+		err = j.notHeldOf(err)
 	}
 	if err != nil {
 		j.c.sendError(j.requestID, groupToWire(err))
@@ -135,4 +131,60 @@ func (j *groupJob) settle() {
 	o := j.c.out
 	applied := uint32(max(len(j.offsets)-len(j.notHeld), 0))
 	o.commit(wire.AppendGroupResult(o.begin(), j.requestID, applied, j.notHeld))
+}
+
+// notHeldOf takes the offsets a *group.ClaimError lists into j.notHeld
+// (the rest of the request was applied) and returns any other error.
+func (j *groupJob) notHeldOf(err error) error {
+	var ce *group.ClaimError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	for _, o := range ce.Offsets {
+		j.notHeld = append(j.notHeld, uint64(o))
+	}
+	return nil
+}
+
+// groupWorkerIdle is how long a group worker waits for its next job
+// before it exits.
+const groupWorkerIdle = 10 * time.Second
+
+// groupQueue hands a job to an idle worker. Unbuffered: a send succeeds
+// only while a worker waits on it, so a job is never left queued.
+var groupQueue = make(chan *groupJob)
+
+// start runs the job on a worker goroutine: an idle one if there is one
+// (in steady state there is, and nothing is allocated), a new one
+// otherwise. Polls may wait for minutes, so workers are not capped here;
+// each connection's bounds (groupPollsMax, groupOpsMax) bound them.
+func (j *groupJob) start() {
+	select {
+	case groupQueue <- j:
+	default:
+		go groupWorker(j)
+	}
+}
+
+func groupWorker(j *groupJob) {
+	idle := time.NewTimer(groupWorkerIdle)
+	defer idle.Stop()
+	for {
+		j.run()
+		idle.Reset(groupWorkerIdle)
+		select {
+		case j = <-groupQueue:
+		case <-idle.C:
+			return
+		}
+	}
+}
+
+// run is the job, on its worker.
+func (j *groupJob) run() {
+	if j.op == wire.TypeGroupPoll {
+		j.poll()
+		return
+	}
+	j.settle()
 }
