@@ -388,3 +388,29 @@ func TestDescribeReportsRetentionSkipsOverTheWire(t *testing.T) {
 		t.Fatalf("list: %v, %v", names, err)
 	}
 }
+
+// An ack sent without waiting is applied like Ack, and reports the same:
+// a claim another consumer holds is not acked.
+func TestAnAsyncAckIsAppliedLikeAnAck(t *testing.T) {
+	f := newGroupFixture(t, group.Options{})
+	f.publish(t, 0, 3)
+	a := f.c.Group(f.stream, 0, "g", client.WithConsumer("a"))
+	b := f.c.Group(f.stream, 0, "g", client.WithConsumer("b"))
+	poll(t, a, 2)
+	poll(t, b, 1)
+	mine := a.AckAsync(testCtx(t), 0, 1)
+	theirs := a.AckAsync(testCtx(t), 2)
+	if err := mine.Wait(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	var ce *client.ClaimError
+	if err := theirs.Wait(testCtx(t)); !errors.As(err, &ce) || len(ce.NotHeld) != 1 || ce.NotHeld[0] != 2 {
+		t.Fatalf("an async ack of b's claim: %v", err)
+	}
+	if err := theirs.Wait(testCtx(t)); !errors.Is(err, client.ErrClaimNotHeld) {
+		t.Fatalf("a second wait: %v", err)
+	}
+	if info := describe(t, a); info.Cursor != 2 || info.Acked != 2 {
+		t.Fatalf("describe: %+v", info)
+	}
+}

@@ -51,6 +51,19 @@
 //   - One deliverer per subscription pulls records with
 //     engine.Subscription.Next and encodes EVENT_BATCH frames into the
 //     outbox. It owns its pull buffer and drop count.
+//   - Consumer groups (group*.go; with Config.Groups): a group frame is
+//     decoded and checked on its loop, then runs on a group worker (an
+//     idle one takes the job; none idle, one starts; idle ones exit after
+//     10 s), since a shard's first group request opens its logs and an
+//     ack appends. A poll waits there for records, under its connection's
+//     context (cancelled by close and by Stop), after waiting for room in
+//     the outbound budget, and claims at most its share of that room; it
+//     answers through the outbox. Per connection: 256 polls, 1,024 other
+//     group requests. Pooled jobs: a poll or ack allocates nothing.
+//   - Idempotent producers (producer.go; with Config.Producers):
+//     PUBLISH_IDEMPOTENT takes the publish path on the loop and is
+//     answered by a pooled waiter on the log's committer (or at once, from
+//     memory, for a duplicate); PRODUCER_INIT issues the id on a goroutine.
 //   - Caches (cache.go, watch.go, counter.go; with Config.Caches): a get
 //     runs on its loop when its shard's gate shows no write in flight (the
 //     store would make a get racing a write of its key wait for that
