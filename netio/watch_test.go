@@ -212,7 +212,7 @@ func TestAWatchFromACompactedOffsetResnapshotsOverTheWire(t *testing.T) {
 func slowWatcher(t *testing.T) (*cacheBroker, wire.CacheRef, *rawClient, *wire.WatchStarted) {
 	b := startCacheBroker(t, func(o *cache.Options, cfg *Config) {
 		o.WatchQueueEvents = 16
-		cfg.OutboundBytesMax = 16 << 10
+		cfg.OutboundBytesMax = 64 << 10
 		cfg.sendBufferBytes = 8 << 10
 	})
 	ref := b.createCache("c", cache.Config{Durable: true})
@@ -265,6 +265,9 @@ func TestALaggedWatchEndsNamingTheFirstMissedOffsetAndResumesFromIt(t *testing.T
 			t.Fatalf("event %d at offset %d", i, off)
 		}
 	}
+	// Resume on a connection with ordinary buffers: the slow one's tiny
+	// windows make TCP itself crawl.
+	c = b.client(cacheFeaturesAll)
 	resumed := c.watch(wire.CacheWatch{Cache: ref, Key: []byte("k"), ResumeOffset: ended.FirstMissedOffset})
 	for i, ev := range c.watchEvents(resumed.WatchID, n-len(got)) {
 		if ev.Offset != uint64(len(got)+i) {
