@@ -43,9 +43,20 @@ func startBenchBroker(b *testing.B) *queueBroker {
 // group runs) and then by the group. One op is one record, read once by
 // each. Reported: records/s of each and group-x-sub, the group's rate over
 // the subscription's (goal for one consumer: at least 0.5).
+//
+// The consumers=1/ack=wait run waits for each ack before polling again
+// (two round trips per batch), for comparison.
 func BenchmarkGroupDrainOverLoopback(b *testing.B) {
-	for _, consumers := range []int{1, 8} {
-		b.Run(fmt.Sprint("consumers=", consumers), func(b *testing.B) {
+	for _, run := range []struct {
+		consumers int
+		waitAck   bool
+	}{{1, false}, {8, false}, {1, true}} {
+		name := fmt.Sprint("consumers=", run.consumers)
+		if run.waitAck {
+			name += "/ack=wait"
+		}
+		consumers := run.consumers
+		b.Run(name, func(b *testing.B) {
 			br := startBenchBroker(b)
 			c := br.dial(b, client.WithPingInterval(0))
 			s := createStream(b, c, client.StreamConfig{Shards: 1, Durable: true})
@@ -54,7 +65,7 @@ func BenchmarkGroupDrainOverLoopback(b *testing.B) {
 			for i := range gs {
 				gs[i] = br.dial(b, client.WithPingInterval(0)).Group(s, 0, "bench")
 			}
-			d := &drainers{c: c, stream: s, groups: gs}
+			d := &drainers{c: c, stream: s, groups: gs, waitAck: run.waitAck}
 			b.ReportAllocs()
 			b.SetBytes(2 * queueBenchValue)
 			b.ResetTimer()
@@ -109,6 +120,7 @@ type drainers struct {
 	stream             client.Stream
 	subRead            int64
 	groups             []*client.Group
+	waitAck            bool // wait for each ack before the next poll
 	groupRead          atomic.Int64
 	subTime, groupTime time.Duration
 }
@@ -178,6 +190,13 @@ func (d *drainers) consume(b *testing.B, g *client.Group, target int64) {
 			offsets[i] = m.Offset
 		}
 		pending = g.AckAsync(ctx, offsets...)
+		if d.waitAck {
+			if err := pending.Wait(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+			pending = nil
+		}
 		d.groupRead.Add(int64(len(ms)))
 	}
 }
