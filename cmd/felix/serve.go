@@ -223,7 +223,12 @@ func startBroker(cfg serveConfig) (*broker, error) {
 		return nil, err
 	}
 	b.groups = group.New(b.engine, group.Options{Logger: cfg.logger})
-	b.producers = producer.New(b.engine, producer.Options{})
+	epoch, err := nextEpoch(cfg.dataDir)
+	if err != nil {
+		b.stop(context.Background())
+		return nil, fmt.Errorf("producer epoch: %w", err)
+	}
+	b.producers = producer.New(b.engine, producer.Options{Epoch: epoch})
 	ncfg := netio.Config{
 		Addr: cfg.addr, Engine: b.engine, BrokerID: cfg.brokerID, Logger: cfg.logger,
 		Caches: b.caches, Groups: b.groups, Producers: b.producers, Metrics: b.metrics.net,
