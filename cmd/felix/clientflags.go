@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -15,6 +19,9 @@ type brokerFlags struct {
 	Token   string        `help:"Token for a broker with authorization on (from felix token issue)." env:"FELIX_TOKEN"`
 	Tenant  string        `help:"Tenant of the streams named without one." default:"default" env:"FELIX_TENANT"`
 	Timeout time.Duration `help:"How long to wait for the broker to answer." default:"10s"`
+	TLS     bool          `name:"tls" help:"Connect with TLS (to the broker's --tls-addr)." env:"FELIX_TLS"`
+	TLSCA   string        `name:"tls-ca" help:"PEM file of the CA that signed the broker's certificate (default: the system's roots)." env:"FELIX_TLS_CA" type:"existingfile"`
+	TLSName string        `name:"tls-server-name" help:"Name to verify the broker's certificate against (default: the host of --addr)." env:"FELIX_TLS_SERVER_NAME"`
 }
 
 func (b *brokerFlags) dial(ctx context.Context) (*client.Client, error) {
@@ -22,11 +29,42 @@ func (b *brokerFlags) dial(ctx context.Context) (*client.Client, error) {
 	if b.Token != "" {
 		opts = append(opts, client.WithToken(b.Token))
 	}
+	if b.TLS || b.TLSCA != "" {
+		cfg, err := b.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, client.WithTLS(cfg))
+	}
 	c, err := client.Dial(ctx, b.Addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w (is a broker running? `felix serve` or `make run`)", b.Addr, err)
 	}
 	return c, nil
+}
+
+// tlsConfig trusts --tls-ca when given, the system's roots otherwise.
+func (b *brokerFlags) tlsConfig() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: b.TLSName}
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(b.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("--addr %q: %w", b.Addr, err)
+		}
+		cfg.ServerName = host
+	}
+	if b.TLSCA != "" {
+		pem, err := os.ReadFile(b.TLSCA)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s holds no PEM certificate", b.TLSCA)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
 }
 
 // stream parses "[tenant/]namespace/name".
