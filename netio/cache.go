@@ -83,7 +83,11 @@ func cacheResource(id cache.ID) Resource {
 // shard is in flight (then it cannot wait; see shardGate), and on a worker
 // otherwise. A shard this broker does not lead is not_leader, never a
 // miss. Loop only.
-func (c *conn) cacheGet(f wire.Frame) {
+func (c *conn) cacheGet(f wire.Frame) { c.cacheGetOnce(f, true) }
+
+// cacheGetOnce is cacheGet; mayRedo allows one more try when the cache
+// turns out dropped and a cache of its name exists again (see redo).
+func (c *conn) cacheGetOnce(f wire.Frame, mayRedo bool) {
 	var m wire.CacheGet
 	if err := m.Decode(f, c.s.cfg.Limits); err != nil {
 		c.answer(f.RequestID, toWire(err))
@@ -101,6 +105,11 @@ func (c *conn) cacheGet(f wire.Frame) {
 		buf := valueBufs.Get().(*valueBuf)
 		item, err := h.c.Get(m.Key, buf.b[:0])
 		g.endRead()
+		if err != nil && mayRedo && c.s.caches.redo(h, err) {
+			valueBufs.Put(buf)
+			c.cacheGetOnce(f, false)
+			return
+		}
 		c.sendCacheValue(f.RequestID, item, err)
 		buf.keep(item.Value)
 		valueBufs.Put(buf)
@@ -128,7 +137,9 @@ func (c *conn) offloadJob(requestID uint64, kind cacheJobKind, h *cacheHandle, k
 // condition and copies key and value into the shard's log before PutAsync
 // returns; the answer comes when the write is acknowledged at the cache's
 // FsyncMode. Loop only.
-func (c *conn) cachePut(f wire.Frame) {
+func (c *conn) cachePut(f wire.Frame) { c.cachePutOnce(f, true) }
+
+func (c *conn) cachePutOnce(f wire.Frame, mayRedo bool) {
 	var m wire.CachePut
 	if err := m.Decode(f, c.s.cfg.Limits); err != nil {
 		c.answer(f.RequestID, toWire(err))
@@ -149,6 +160,11 @@ func (c *conn) cachePut(f wire.Frame) {
 		return
 	}
 	if err := h.c.PutAsync(m.Key, m.Value, opts, w); err != nil {
+		if mayRedo && c.s.caches.redo(h, err) {
+			w.withdraw()
+			c.cachePutOnce(f, false)
+			return
+		}
 		w.refused(err)
 	}
 }
@@ -156,7 +172,9 @@ func (c *conn) cachePut(f wire.Frame) {
 // cacheDelete handles CACHE_DELETE like a put. A key with no live value
 // appends nothing and is answered at once: existed 0, offset 2^64-1 (-1).
 // Loop only.
-func (c *conn) cacheDelete(f wire.Frame) {
+func (c *conn) cacheDelete(f wire.Frame) { c.cacheDeleteOnce(f, true) }
+
+func (c *conn) cacheDeleteOnce(f wire.Frame, mayRedo bool) {
 	var m wire.CacheDelete
 	if err := m.Decode(f, c.s.cfg.Limits); err != nil {
 		c.answer(f.RequestID, toWire(err))
@@ -172,6 +190,11 @@ func (c *conn) cacheDelete(f wire.Frame) {
 		return
 	}
 	if err := h.c.DeleteAsync(m.Key, cacheCondition(m.Condition), w); err != nil {
+		if mayRedo && c.s.caches.redo(h, err) {
+			w.withdraw()
+			c.cacheDeleteOnce(f, false)
+			return
+		}
 		w.refused(err)
 	}
 }
@@ -246,8 +269,14 @@ func (w *cacheWriteWaiter) CacheWritten(res cache.Written, err error) {
 
 // refused answers a write the store refused before appending anything.
 func (w *cacheWriteWaiter) refused(err error) {
-	w.gate.leaveWrite()
 	w.c.answer(w.requestID, cacheToWire(err))
+	w.withdraw()
+}
+
+// withdraw ends a write the store refused, without an answer (the request
+// is tried again).
+func (w *cacheWriteWaiter) withdraw() {
+	w.gate.leaveWrite()
 	w.release()
 }
 

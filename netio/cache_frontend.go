@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -19,8 +20,11 @@ type cacheFrontend struct {
 	s     *Server
 	store *cache.Store
 
-	mu      sync.RWMutex
-	handles map[string]*cacheHandle // by the cache ref's wire bytes; one per open cache
+	// handles maps a cache ref's wire bytes to its handle, one per open
+	// cache. Loops read it with one atomic load; a change copies it,
+	// under mu (a new cache named, a handle gone stale).
+	handles atomic.Pointer[map[string]*cacheHandle]
+	mu      sync.Mutex
 
 	jobs    chan *cacheJob
 	workers atomic.Int32 // running worker goroutines
@@ -36,6 +40,9 @@ type cacheHandle struct {
 	res   Resource // what the principal is asked about
 	c     *cache.Cache
 	gates []shardGate
+	// stale: the cache was dropped (by this server, or seen answering
+	// ErrCacheDropped); the next frame naming it resolves it again.
+	stale atomic.Bool
 }
 
 // shardGate keeps a get on an event loop from ever waiting. A get waits
@@ -80,8 +87,9 @@ func newCacheFrontend(s *Server) *cacheFrontend {
 	if s.cfg.Caches == nil {
 		return nil
 	}
-	return &cacheFrontend{s: s, store: s.cfg.Caches, handles: map[string]*cacheHandle{},
-		jobs: make(chan *cacheJob, cacheJobsMax)}
+	fe := &cacheFrontend{s: s, store: s.cfg.Caches, jobs: make(chan *cacheJob, cacheJobsMax)}
+	fe.handles.Store(&map[string]*cacheHandle{})
+	return fe
 }
 
 // refKeyBytesMax is the longest a ref's key can be: three names of at most
@@ -98,19 +106,16 @@ func refKey(dst []byte, ref wire.CacheRef) []byte {
 	return dst
 }
 
-// handle resolves a ref to its open cache. A cache dropped (and perhaps
-// created again) since its handle was made gets a new handle.
+// handle resolves a ref to its open cache: on the hot path one atomic
+// load and a map lookup, with no lock. A cache dropped (and perhaps
+// created again) since its handle was made gets a new handle: a drop
+// through this server marks its handle stale at once, one elsewhere when
+// an operation on it answers ErrCacheDropped (see redo).
 func (fe *cacheFrontend) handle(ref wire.CacheRef) (*cacheHandle, error) {
 	var buf [refKeyBytesMax]byte
 	key := refKey(buf[:0], ref)
-	fe.mu.RLock()
-	h := fe.handles[string(key)]
-	fe.mu.RUnlock()
-	if h != nil {
-		c, err := fe.store.Cache(h.id)
-		if err == nil && c == h.c {
-			return h, nil
-		}
+	if h := (*fe.handles.Load())[string(key)]; h != nil && !h.stale.Load() {
+		return h, nil
 	}
 	return fe.resolve(key, ref)
 }
@@ -127,24 +132,63 @@ func (fe *cacheFrontend) resolve(key []byte, ref wire.CacheRef) (*cacheHandle, e
 	defer fe.mu.Unlock()
 	c, err := fe.store.Cache(id)
 	if err != nil {
-		delete(fe.handles, string(key))
+		fe.replace(string(key), nil)
 		return nil, err
 	}
-	if h := fe.handles[string(key)]; h != nil && h.c == c {
+	if h := (*fe.handles.Load())[string(key)]; h != nil && h.c == c && !h.stale.Load() {
 		return h, nil
 	}
 	h := &cacheHandle{id: id, owner: id.OwnershipID(), res: cacheResource(id), c: c, gates: make([]shardGate, c.Shards())}
-	fe.handles[string(key)] = h
+	fe.replace(string(key), h)
 	return h, nil
 }
 
-// forget drops the handle of a cache this server dropped.
+// replace publishes a copy of the table with key's handle replaced (nil:
+// removed); mu held.
+func (fe *cacheFrontend) replace(key string, h *cacheHandle) {
+	old := *fe.handles.Load()
+	if _, ok := old[key]; !ok && h == nil {
+		return
+	}
+	next := make(map[string]*cacheHandle, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	if h == nil {
+		delete(next, key)
+	} else {
+		next[key] = h
+	}
+	fe.handles.Store(&next)
+}
+
+// handleOf is handle for a cache named by its id.
+func (fe *cacheFrontend) handleOf(id cache.ID) (*cacheHandle, error) {
+	return fe.handle(wire.CacheRef{Tenant: []byte(id.Tenant), Namespace: []byte(id.Namespace), Cache: []byte(id.Name)})
+}
+
+// forget marks the handle of a cache this server dropped stale.
 func (fe *cacheFrontend) forget(id cache.ID) {
 	var buf [refKeyBytesMax]byte
 	key := refKey(buf[:0], wire.CacheRef{Tenant: []byte(id.Tenant), Namespace: []byte(id.Namespace), Cache: []byte(id.Name)})
 	fe.mu.Lock()
-	delete(fe.handles, string(key))
-	fe.mu.Unlock()
+	defer fe.mu.Unlock()
+	if h := (*fe.handles.Load())[string(key)]; h != nil {
+		h.stale.Store(true)
+	}
+	fe.replace(string(key), nil)
+}
+
+// redo reports whether an operation that failed with err should be done
+// again with a fresh handle: its cache was dropped (the handle is marked
+// stale), and a cache of the same name exists now.
+func (fe *cacheFrontend) redo(h *cacheHandle, err error) bool {
+	if !errors.Is(err, cache.ErrCacheDropped) {
+		return false
+	}
+	h.stale.Store(true)
+	c, err := fe.store.Cache(h.id)
+	return err == nil && c != h.c
 }
 
 // leads reports whether this broker leads the cache's shard, as a

@@ -120,30 +120,64 @@ func (fe *cacheFrontend) work() {
 
 // run does the job on a worker and answers it.
 func (j *cacheJob) run() {
+	if j.do(true) {
+		j.release()
+	}
+}
+
+// do performs the job and answers it; it reports whether the job is done
+// with (a counter add's is released by whichever of the call and its
+// answer finishes last). mayRedo allows one more try, with a fresh
+// handle, when the cache turns out dropped and one of its name exists
+// again.
+func (j *cacheJob) do(mayRedo bool) bool {
 	switch j.kind {
 	case jobGet:
 		item, err := j.h.c.Get(j.key, j.value[:0])
+		if err != nil && j.retry(mayRedo, err) {
+			return j.do(false)
+		}
 		j.c.sendCacheValue(j.requestID, item, err)
 		if item.Value != nil {
 			j.value = item.Value[:0]
 		}
 	case jobCounterGet:
 		v, err := j.h.c.CounterGet(j.key)
+		if err != nil && j.retry(mayRedo, err) {
+			return j.do(false)
+		}
 		j.c.sendCounterValue(j.requestID, v, err)
 	case jobCounterAdd:
 		// The answer can come before CounterAddAsync has returned (and
 		// stopped reading the key): the job goes back to the pool only
 		// once both are done with it.
 		j.parties.Store(2)
-		if err := j.h.c.CounterAddAsync(j.key, j.delta, j); err != nil {
-			j.c.sendError(j.requestID, cacheToWire(err))
-			j.release()
-			return
+		err := j.h.c.CounterAddAsync(j.key, j.delta, j)
+		if err == nil {
+			j.partyDone()
+			return false
 		}
-		j.partyDone()
-		return
+		if j.retry(mayRedo, err) {
+			return j.do(false)
+		}
+		j.c.sendError(j.requestID, cacheToWire(err))
 	}
-	j.release()
+	return true
+}
+
+// retry reports whether err says the job's cache was dropped while one of
+// its name exists now, and if so points the job at the new cache.
+func (j *cacheJob) retry(mayRedo bool, err error) bool {
+	fe := j.c.s.caches
+	if !mayRedo || !fe.redo(j.h, err) {
+		return false
+	}
+	h, herr := fe.handleOf(j.h.id)
+	if herr != nil {
+		return false
+	}
+	j.h = h
+	return true
 }
 
 // CounterAdded answers a COUNTER_ADD once the log acknowledges it; on the

@@ -308,3 +308,45 @@ func TestAForbiddenCacheOperationDoesNotSayWhetherTheCacheExists(t *testing.T) {
 	}
 	errorOf(t, c.control(&wire.CacheCreate{Cache: missing}), wire.CodeForbidden)
 }
+
+// A cache dropped and created again behind the server's back (through the
+// store, not CACHE_DROP) leaves the server a stale handle: the first
+// operation that finds it dropped resolves the name again and is served by
+// the new cache, on the loop and on a worker alike.
+func TestACacheDroppedAndCreatedBehindTheServersBackIsServedAgain(t *testing.T) {
+	b := startCacheBroker(t)
+	ref := b.createCache("c", cache.Config{Durable: true})
+	c := b.client(cacheFeaturesAll)
+	c.mustPut(ref, "k", "old")
+	counterOf(t, c.counterAdd(ref, "n", 3))
+	recreate := func() {
+		id := cacheIDOf(ref)
+		if err := b.store.Drop(id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.Create(id, cache.Config{Durable: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recreate()
+	if v := valueOf(t, c.get(ref, "k")); v.Found {
+		t.Fatalf("a get from the new cache: %+v", v)
+	}
+	recreate()
+	if v := counterOf(t, c.counterGet(ref, "n")); v.Exists {
+		t.Fatalf("a counter of the new cache: %+v", v)
+	}
+	recreate()
+	if w := writtenOf(t, c.put(wire.CachePut{Cache: ref, Key: []byte("k"), Value: []byte("new")})); w.Existed || w.Offset != 0 {
+		t.Fatalf("a put to the new cache: %+v", w)
+	}
+	if v := valueOf(t, c.get(ref, "k")); !v.Found || string(v.Value) != "new" {
+		t.Fatalf("%+v", v)
+	}
+	recreate()
+	st := c.watch(wire.CacheWatch{Cache: ref, Key: []byte("k")})
+	off := b.client(cacheFeaturesAll).mustPut(ref, "k", "watched")
+	if ev := c.watchEvents(st.WatchID, 1)[0]; ev.Offset != off {
+		t.Fatalf("a watch of the new cache: %+v", ev)
+	}
+}

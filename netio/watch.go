@@ -188,6 +188,12 @@ func (c *conn) watchCount() int {
 func (d *watchDeliverer) run() {
 	defer d.finish()
 	w, err := d.h.c.Watch(d.opts)
+	if err != nil && d.c.s.caches.redo(d.h, err) { // dropped, and one of its name exists now
+		if h, herr := d.c.s.caches.handleOf(d.h.id); herr == nil {
+			d.h = h
+			w, err = h.c.Watch(d.opts)
+		}
+	}
 	if err != nil {
 		d.c.sendError(d.requestID, cacheToWire(err))
 		return
