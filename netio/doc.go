@@ -136,9 +136,10 @@
 //
 // Server.mu guards the connection set. conn.subMu guards a connection's
 // subscriptions and client name; connWatches.mu, its cache watches (a
-// leaf). cacheFrontend.mu guards the cache handles; it is held around the
-// store's Cache lookup (so two loops never make two handles, and two sets
-// of gates, for one cache) and nothing else. A TLS connection's loop mutex comes
+// leaf). The cache handles are a copy-on-write table loops read with an
+// atomic load; cacheFrontend.mu serializes its changes and is held around
+// the store's Cache lookup (so two loops never make two handles, and two
+// sets of gates, for one cache) and nothing else. A TLS connection's loop mutex comes
 // before its outbox's mu, and its transport's own mu is a leaf under both.
 // outbox.mu guards the outbox; it is a leaf:
 // nothing is called under it but gnet's AsyncWrite and Close (which only
