@@ -219,3 +219,15 @@ func names(rs []bench.Result) []string {
 	}
 	return out
 }
+
+// A warm-up publishes before the measurement and is not counted in it.
+func TestPubWarmupIsNotCounted(t *testing.T) {
+	tg := startBroker(t)
+	r, err := Pub(testContext(t), tg, tiny(Spec{RecordBytes: 64, Count: 100, Warmup: 100 * time.Millisecond}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Records != 100 || r.Latency.Count != 100 || r.Params.Extra["warmup"] != "100ms" {
+		t.Fatalf("%d records, %d samples, warmup %q; want 100, 100, 100ms", r.Records, r.Latency.Count, r.Params.Extra["warmup"])
+	}
+}

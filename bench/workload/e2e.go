@@ -41,6 +41,9 @@ func E2E(ctx context.Context, t Target, s Spec, b *Baselines) (bench.Result, err
 		return bench.Result{}, err
 	}
 	defer deleteStream(clients[0], stream)
+	if err := warmup(ctx, s, newPubPipe(ctx, clients, stream, s, nil)); err != nil {
+		return bench.Result{}, err
+	}
 	subs, err := subscribeAll(ctx, clients[0], stream, s.Subscribers)
 	if err != nil {
 		return bench.Result{}, err

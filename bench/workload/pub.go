@@ -32,6 +32,9 @@ func Pub(ctx context.Context, t Target, s Spec, b *Baselines) (bench.Result, err
 	}
 	defer deleteStream(clients[0], stream)
 	p := newPubPipe(ctx, clients, stream, s, nil)
+	if err := warmup(ctx, s, p); err != nil {
+		return bench.Result{}, err
+	}
 	rec := bench.NewRecorder(s.Publishers)
 	stop := progress(s, "pub", rec)
 	m, err := bench.RunPipeline(ctx, s.load(s.Publishers), s.Inflight, rec, p)

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -44,6 +45,11 @@ type Spec struct {
 	// second, all workers together; latency is then measured from each
 	// request's intended send time.
 	Rate float64
+	// Warmup, when positive, publishes for this long into the workload's
+	// stream before the measurement starts, uncounted: a fresh stream's
+	// first segment is still being zero-filled in the background, which a
+	// short run would otherwise measure as its whole tail.
+	Warmup time.Duration
 	// BaselineDuration bounds each raw-limit measurement; default
 	// min(Duration, 2s).
 	BaselineDuration time.Duration
@@ -104,7 +110,7 @@ func (s Spec) check() error {
 		return bad("%d connections for %d publishers, want 1..publishers", s.Connections, s.Publishers)
 	case s.Inflight < 1 || s.Inflight > InflightMax:
 		return bad("in flight %d, want 1..%d", s.Inflight, InflightMax)
-	case s.Duration < 0 || s.Count < 0 || s.BaselineDuration < 0:
+	case s.Duration < 0 || s.Count < 0 || s.BaselineDuration < 0 || s.Warmup < 0:
 		return bad("negative duration or count")
 	case s.Rate < 0:
 		return bad("negative rate")
@@ -127,9 +133,23 @@ func (s Spec) load(workers int) bench.Load {
 
 // params are the bench.Params reported for s.
 func (s Spec) params() bench.Params {
-	return bench.Params{RecordBytes: s.RecordBytes, Batch: s.Batch, Publishers: s.Publishers,
+	p := bench.Params{RecordBytes: s.RecordBytes, Batch: s.Batch, Publishers: s.Publishers,
 		Connections: s.Connections, Fsync: FsyncName(s.Fsync), Rate: s.Rate,
 		Extra: map[string]string{"inflight": strconv.Itoa(s.Inflight)}}
+	if s.Warmup > 0 {
+		p.Extra["warmup"] = s.Warmup.String()
+	}
+	return p
+}
+
+// warmup publishes through p for s.Warmup, closed loop, uncounted.
+func warmup(ctx context.Context, s Spec, p bench.Pipeline) error {
+	if s.Warmup <= 0 {
+		return nil
+	}
+	l := bench.Load{Workers: s.Publishers, Duration: s.Warmup}
+	_, err := bench.RunPipeline(ctx, l, s.Inflight, nil, p)
+	return err
 }
 
 // FsyncName is the short name of a mode in reports: none, periodic,

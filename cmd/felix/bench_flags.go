@@ -23,6 +23,7 @@ type benchShape struct {
 	Duration    time.Duration `help:"How long each measurement runs (0 with --count: until the count)." default:"5s"`
 	Count       int64         `help:"Records to move instead of a duration (all workers together)." default:"0"`
 	Rate        float64       `help:"Open loop: records per second, all publishers together; latency from each request's intended send time (0: closed loop)." default:"0"`
+	Warmup      time.Duration `help:"Publish this long, uncounted, before measuring (pub, e2e): a fresh stream's first segment is still being zero-filled." default:"0s"`
 	Baseline    time.Duration `name:"baseline-duration" help:"How long each raw-limit baseline runs (at most --duration)." default:"2s"`
 	IO          string        `name:"io" help:"IO path of in-process workloads and the embedded broker: auto, io_uring, portable." default:"auto"`
 }
@@ -42,7 +43,7 @@ func (f *benchShape) spec() (workload.Spec, error) {
 	}
 	s := workload.Spec{RecordBytes: size, Batch: f.Batch, Connections: f.Connections, Publishers: f.Publishers,
 		Subscribers: f.Subscribers, Inflight: f.Inflight, Fsync: mode, Duration: duration, Count: f.Count, Rate: f.Rate,
-		BaselineDuration: f.Baseline, IO: io}
+		Warmup: f.Warmup, BaselineDuration: f.Baseline, IO: io}
 	if err := errors.Join(errs...); err != nil {
 		return s, err
 	}
