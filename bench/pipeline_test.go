@@ -92,3 +92,30 @@ func TestPipelineStopsAtTheFirstError(t *testing.T) {
 		t.Fatalf("err %v, want the pipe's", err)
 	}
 }
+
+// A pipelined run's allocations are its setup's: none per call.
+func TestPipelineAllocatesNothingPerCall(t *testing.T) {
+	clock := newFakeClock()
+	p := &nopPipe{clock: clock}
+	run := func(ops int64) func() {
+		return func() {
+			if _, err := RunPipeline(context.Background(), Load{Workers: 2, Ops: ops, Clock: clock}, 8, nil, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	small, large := testing.AllocsPerRun(5, run(100)), testing.AllocsPerRun(5, run(20_000))
+	if large > small+5 {
+		t.Fatalf("%.0f allocations for 20,000 calls against %.0f for 100: some call allocates", large, small)
+	}
+}
+
+// nopPipe answers at once with a pending value that needs no allocation.
+type nopPipe struct{ clock *fakeClock }
+
+func (p *nopPipe) Send(int, time.Time) (any, error) { return nil, nil }
+
+func (p *nopPipe) Await(int, any) (int64, int64, error) {
+	p.clock.Advance(time.Microsecond)
+	return 1, 64, nil
+}
