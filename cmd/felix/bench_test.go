@@ -28,8 +28,16 @@ func TestBenchPubRunsAgainstAnEmbeddedBroker(t *testing.T) {
 		t.Fatalf("results %+v", results)
 	}
 	page, err := os.ReadFile(filepath.Join(reportDir, bench.ReportFile))
-	if err != nil || !strings.Contains(string(page), "<svg") || !strings.Contains(string(page), "latency of pub") {
-		t.Fatalf("report: %v", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "latency of pub", "baseline tcp", "baseline groupcommit", "records/s, each result beside its baselines"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page), "http://") || strings.Contains(string(page), "https://") {
+		t.Error("the report refers to a URL: it would not render offline")
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("left behind in --dir: %v", entries)
