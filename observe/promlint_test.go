@@ -1,9 +1,5 @@
-//go:build promlint
-
-// This test needs github.com/prometheus/client_golang's promlint, whose
-// dependencies (client_model, common, goautoneg, protobuf) have no go.sum
-// lines in this module yet: run it with `go test -tags promlint` once they
-// are added (go mod download github.com/prometheus/common ...).
+// promlint (client_golang's testutil/promlint) checks the exposition the
+// way Prometheus's own tooling would.
 
 package observe
 
