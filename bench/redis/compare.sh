@@ -15,7 +15,12 @@
 # checkout. Both servers keep their data in a fresh directory under DIR
 # (default: the current directory; not /tmp if that is a tmpfs), removed at
 # the end. The table goes to standard output and to $OUT (default
-# bench/redis/results.md in the checkout, replaced).
+# DIR/felix-vs-redis.md, replaced).
+#
+# Prebuilt programs can stand in for the installs and builds (a machine
+# without a network or a Go toolchain): REDIS_SERVER and REDIS_BENCHMARK
+# (commands, e.g. with a bundled dynamic loader), FELIX_BIN and
+# REDISBENCH_TEST (from `go build ./cmd/felix` and `go test -c ./bench/redis`).
 #
 # Durability, equal on both sides:
 #   periodic   redis appendfsync everysec   felix --fsync periodic:1s
@@ -33,7 +38,7 @@ MEMKEYS=${MEMKEYS:-1000000}
 MODES=${MODES:-"periodic oncommit"}
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-OUT=${OUT:-$repo/bench/redis/results.md}
+OUT=${OUT:-$DIR/felix-vs-redis.md}
 tools=$(mktemp -d)
 work=$(mktemp -d "$DIR/felix-vs-redis.XXXXXX")
 redis_pid=
@@ -51,12 +56,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
+REDIS_SERVER=${REDIS_SERVER:-redis-server}
+REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
+if [ "$REDIS_SERVER" = redis-server ] && { ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; }; then
 	echo "installing redis-server and redis-tools (apt-get)" >&2
 	apt-get install -y redis-server redis-tools >/dev/null 2>&1 ||
 		{ apt-get update >/dev/null && apt-get install -y redis-server redis-tools >/dev/null; }
 fi
-(cd "$repo" && go build -o "$tools/felix" ./cmd/felix && go test -c -o "$tools/redisbench.test" ./bench/redis)
+FELIX_BIN=${FELIX_BIN:-}
+REDISBENCH_TEST=${REDISBENCH_TEST:-}
+if [ -z "$FELIX_BIN" ]; then
+	(cd "$repo" && go build -o "$tools/felix" ./cmd/felix)
+	FELIX_BIN=$tools/felix
+fi
+if [ -z "$REDISBENCH_TEST" ]; then
+	(cd "$repo" && go test -c -o "$tools/redisbench.test" ./bench/redis)
+	REDISBENCH_TEST=$tools/redisbench.test
+fi
 
 redis_port=$((20000 + RANDOM % 20000))
 felix_port=$((redis_port + 1))
@@ -73,10 +89,10 @@ wait_port() { # $1: port
 start_servers() { # $1: appendfsync, $2: felix fsync
 	rm -rf "$work/redis" "$work/felix"
 	mkdir -p "$work/redis" "$work/felix"
-	redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" --appendonly yes \
+	$REDIS_SERVER --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" --appendonly yes \
 		--appendfsync "$1" --save "" --daemonize no --protected-mode no --logfile "$work/redis.log" &
 	redis_pid=$!
-	"$tools/felix" serve --addr "127.0.0.1:$felix_port" --admin-addr "" --data "$work/felix" \
+	"$FELIX_BIN" serve --addr "127.0.0.1:$felix_port" --admin-addr "" --data "$work/felix" \
 		--fsync "$2" --log-level error >"$work/felix.log" 2>&1 &
 	felix_pid=$!
 	wait_port "$redis_port"
@@ -89,7 +105,7 @@ run_generator() { # $1: label, $2: test to run
 		FELIX_BENCH_SIZES="$SIZES" FELIX_BENCH_MILLIS="$MILLIS" FELIX_BENCH_ROUNDS="$ROUNDS" \
 		FELIX_BENCH_SHARDS="$SHARDS" FELIX_BENCH_MEMKEYS="$MEMKEYS" FELIX_BENCH_FELIX_PID="$felix_pid" \
 		FELIX_BENCH_OUT="$work/table.md" \
-		"$tools/redisbench.test" -test.run "^$2\$" -test.v -test.timeout 60m | grep -E '^\s+\S+\.go:[0-9]+: \|' || true
+		"$REDISBENCH_TEST" -test.run "^$2\$" -test.v -test.timeout 60m | grep -E '^\s+\S+\.go:[0-9]+: \|' || true
 }
 
 checks=$work/redis-benchmark.txt
@@ -105,7 +121,7 @@ for mode in $MODES; do
 	for size in ${SIZES//,/ }; do
 		n=$((MILLIS * 20))
 		[ "$mode" = oncommit ] && n=$((MILLIS * 3))
-		redis-benchmark -h 127.0.0.1 -p "$redis_port" -c "$CLIENTS" -n "$n" -r "$KEYS" -d "$size" -t set,get -q |
+		$REDIS_BENCHMARK -h 127.0.0.1 -p "$redis_port" -c "$CLIENTS" -n "$n" -r "$KEYS" -d "$size" -t set,get -q |
 			tr '\r' '\n' | grep -E 'requests per second' | sed "s/^/$mode, $size B values: /" | tee -a "$checks" >&2
 	done
 	stop_servers
@@ -117,7 +133,7 @@ run_generator memory TestMemoryPerKey
 stop_servers
 
 {
-	echo "Felix beside Redis $(redis-server --version | sed -E 's/.*v=([^ ]+).*/\1/'), $(date -u +%Y-%m-%d), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	echo "Felix beside Redis $($REDIS_SERVER --version | sed -E 's/.*v=([^ ]+).*/\1/'), $(date -u +%Y-%m-%d), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	echo "clients $CLIENTS, key space $KEYS, felix cache shards $SHARDS, $ROUNDS rounds of ${MILLIS} ms each (median), data in $DIR"
 	echo
 	cat "$work/table.md"
