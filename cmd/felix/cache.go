@@ -45,6 +45,19 @@ func (a *cacheArg) open(ctx context.Context) (*client.Client, *client.Cache, err
 	return cl, cl.Cache(s.Tenant, s.Namespace, s.Name), nil
 }
 
+// run dials the broker, calls do with the cache's handle within the
+// command's timeout, and closes the connection.
+func (a *cacheArg) run(do func(ctx context.Context, ca *client.Cache) error) error {
+	ctx, cancel := a.context()
+	defer cancel()
+	cl, ca, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return do(ctx, ca)
+}
+
 type cacheCreateCmd struct {
 	cacheArg
 	Shards        int           `help:"Number of shards; a key's hash picks its shard." default:"1"`
@@ -54,19 +67,14 @@ type cacheCreateCmd struct {
 }
 
 func (c *cacheCreateCmd) Run() error {
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, ca, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
 	cfg := client.CacheConfig{Shards: c.Shards, Durable: c.Durable, Fsync: fsyncOf(c.Fsync, c.FsyncInterval)}
-	if err := ca.Create(ctx, cfg); err != nil {
-		return err
-	}
-	fmt.Printf("created cache %s (shards %d, durable %v, fsync %s)\n", ca.Name(), max(c.Shards, 1), c.Durable, fsyncString(cfg.Fsync))
-	return nil
+	return c.run(func(ctx context.Context, ca *client.Cache) error {
+		if err := ca.Create(ctx, cfg); err != nil {
+			return err
+		}
+		fmt.Printf("created cache %s (shards %d, durable %v, fsync %s)\n", ca.Name(), max(c.Shards, 1), c.Durable, fsyncString(cfg.Fsync))
+		return nil
+	})
 }
 
 // fsyncOf is the FsyncMode a --fsync flag names; empty is the broker's.
@@ -87,18 +95,13 @@ type cacheDropCmd struct {
 }
 
 func (c *cacheDropCmd) Run() error {
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, ca, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	if err := ca.Drop(ctx); err != nil {
-		return err
-	}
-	fmt.Printf("dropped cache %s\n", ca.Name())
-	return nil
+	return c.run(func(ctx context.Context, ca *client.Cache) error {
+		if err := ca.Drop(ctx); err != nil {
+			return err
+		}
+		fmt.Printf("dropped cache %s\n", ca.Name())
+		return nil
+	})
 }
 
 // errKeyNotFound is cache get's answer for a key with no live value.
@@ -111,25 +114,20 @@ type cacheGetCmd struct {
 }
 
 func (c *cacheGetCmd) Run() error {
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, ca, err := c.open(ctx)
-	if err != nil {
+	return c.run(func(ctx context.Context, ca *client.Cache) error {
+		it, err := ca.Get(ctx, []byte(c.Key))
+		if err != nil {
+			return err
+		}
+		if !it.Found {
+			return fmt.Errorf("key %q: %w", c.Key, errKeyNotFound)
+		}
+		if c.Meta {
+			fmt.Printf("offset %d  expires %s\n", it.Offset, expiryString(it.ExpiresAt))
+		}
+		_, err = fmt.Printf("%s\n", it.Value)
 		return err
-	}
-	defer cl.Close()
-	it, err := ca.Get(ctx, []byte(c.Key))
-	if err != nil {
-		return err
-	}
-	if !it.Found {
-		return fmt.Errorf("key %q: %w", c.Key, errKeyNotFound)
-	}
-	if c.Meta {
-		fmt.Printf("offset %d  expires %s\n", it.Offset, expiryString(it.ExpiresAt))
-	}
-	_, err = fmt.Printf("%s\n", it.Value)
-	return err
+	})
 }
 
 func expiryString(t time.Time) string {
@@ -158,27 +156,22 @@ func (c *cachePutCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, ca, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	var w client.Written
-	switch {
-	case c.IfAbsent:
-		w, err = ca.PutIfAbsent(ctx, []byte(c.Key), value, opts...)
-	case c.IfOffset != nil:
-		w, err = ca.PutIfOffset(ctx, []byte(c.Key), value, *c.IfOffset, opts...)
-	default:
-		w, err = ca.Put(ctx, []byte(c.Key), value, opts...)
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Printf("put %q at offset %d (%s, expires %s)\n", c.Key, w.Offset, replaced(w.Existed), expiryString(w.ExpiresAt))
-	return nil
+	return c.run(func(ctx context.Context, ca *client.Cache) error {
+		var w client.Written
+		switch {
+		case c.IfAbsent:
+			w, err = ca.PutIfAbsent(ctx, []byte(c.Key), value, opts...)
+		case c.IfOffset != nil:
+			w, err = ca.PutIfOffset(ctx, []byte(c.Key), value, *c.IfOffset, opts...)
+		default:
+			w, err = ca.Put(ctx, []byte(c.Key), value, opts...)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Printf("put %q at offset %d (%s, expires %s)\n", c.Key, w.Offset, replaced(w.Existed), expiryString(w.ExpiresAt))
+		return nil
+	})
 }
 
 func (c *cachePutCmd) value() ([]byte, error) {
@@ -225,28 +218,24 @@ type cacheDelCmd struct {
 }
 
 func (c *cacheDelCmd) Run() error {
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, ca, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	var w client.Written
-	if c.IfOffset != nil {
-		w, err = ca.DeleteIfOffset(ctx, []byte(c.Key), *c.IfOffset)
-	} else {
-		w, err = ca.Delete(ctx, []byte(c.Key))
-	}
-	if err != nil {
-		return err
-	}
-	if !w.Existed {
-		fmt.Printf("%q held no value; nothing written\n", c.Key)
+	return c.run(func(ctx context.Context, ca *client.Cache) error {
+		var w client.Written
+		var err error
+		if c.IfOffset != nil {
+			w, err = ca.DeleteIfOffset(ctx, []byte(c.Key), *c.IfOffset)
+		} else {
+			w, err = ca.Delete(ctx, []byte(c.Key))
+		}
+		if err != nil {
+			return err
+		}
+		if !w.Existed {
+			fmt.Printf("%q held no value; nothing written\n", c.Key)
+			return nil
+		}
+		fmt.Printf("deleted %q at offset %d\n", c.Key, w.Offset)
 		return nil
-	}
-	fmt.Printf("deleted %q at offset %d\n", c.Key, w.Offset)
-	return nil
+	})
 }
 
 type cacheWatchCmd struct {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/felixbroker/felix/client"
 )
 
 type counterCmd struct {
@@ -16,19 +19,14 @@ type counterAddCmd struct {
 }
 
 func (c *counterAddCmd) Run() error {
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, ca, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	v, err := ca.Counter(c.Key).Add(ctx, c.Delta)
-	if err != nil {
-		return err
-	}
-	fmt.Println(v.Sum)
-	return nil
+	return c.run(func(ctx context.Context, ca *client.Cache) error {
+		v, err := ca.Counter(c.Key).Add(ctx, c.Delta)
+		if err != nil {
+			return err
+		}
+		fmt.Println(v.Sum)
+		return nil
+	})
 }
 
 type counterGetCmd struct {
@@ -37,21 +35,16 @@ type counterGetCmd struct {
 }
 
 func (c *counterGetCmd) Run() error {
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, ca, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	v, err := ca.Counter(c.Key).Get(ctx)
-	if err != nil {
-		return err
-	}
-	if !v.Exists {
-		fmt.Println("0 (never written)")
+	return c.run(func(ctx context.Context, ca *client.Cache) error {
+		v, err := ca.Counter(c.Key).Get(ctx)
+		if err != nil {
+			return err
+		}
+		if !v.Exists {
+			fmt.Println("0 (never written)")
+			return nil
+		}
+		fmt.Println(v.Sum)
 		return nil
-	}
-	fmt.Println(v.Sum)
-	return nil
+	})
 }
