@@ -159,7 +159,7 @@ func (e *Engine) DeleteStream(id StreamID) error {
 		errs = append(errs, sh.stop(ErrStreamDeleted))
 	}
 	if s.info.Config.Durable {
-		errs = append(errs, removeTree(e.opts.FS, streamDir(e.opts.Dir, id)))
+		errs = append(errs, vfs.RemoveAll(e.opts.FS, streamDir(e.opts.Dir, id)))
 	}
 	e.opts.Logger.Info("stream deleted", "stream", id.String())
 	return errors.Join(errs...)
@@ -257,25 +257,4 @@ func (e *Engine) openLog(info StreamInfo, shard int, onVisible func(int64, int64
 		Retention: ret, OnVisible: onVisible, Observer: e.opts.Observer, Logger: e.opts.Logger.With("stream", info.ID.String(), "shard", shard),
 		Now: e.opts.Now,
 	})
-}
-
-// removeTree removes every file under dir. The FS seam has no directory
-// removal, so empty directories stay; a stream created again under the same
-// name starts from empty shard directories.
-func removeTree(fs vfs.FS, dir string) error {
-	names, err := fs.List(dir)
-	if err != nil {
-		if errors.Is(err, vfs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	var errs []error
-	for _, n := range names {
-		p := dir + "/" + n
-		if err := fs.Remove(p); err != nil {
-			errs = append(errs, removeTree(fs, p))
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -110,6 +110,9 @@ func TestStreamsAreCreatedDescribedListedAndDeleted(t *testing.T) {
 	if err := e.DeleteStream(sid); err != nil {
 		t.Fatal(err)
 	}
+	if names, err := e.opts.FS.List("/data/streams/acme/orders"); err != nil || len(names) != 0 {
+		t.Fatalf("the stream's directory is still there: %v %v", names, err)
+	}
 	if _, err := e.Stream(sid); !errors.Is(err, ErrStreamNotFound) {
 		t.Fatalf("after delete: %v", err)
 	}

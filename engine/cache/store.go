@@ -108,7 +108,7 @@ func (s *Store) Drop(id ID) error {
 	}
 	errs := []error{c.stop(ErrCacheDropped)}
 	fs, root := s.fsFor(c.info.Config)
-	errs = append(errs, removeTree(fs, cacheDir(root, id)))
+	errs = append(errs, vfs.RemoveAll(fs, cacheDir(root, id)))
 	s.opts.Logger.Info("cache dropped", "cache", id.String())
 	return errors.Join(errs...)
 }
@@ -223,25 +223,4 @@ func (s *Store) openLog(info Info, fs vfs.FS, dir string, onVisible func(int64, 
 		PrepareSegments: o.PrepareSegments && info.Config.Durable, TrustIndexes: o.TrustIndexes,
 		OnVisible: onVisible, Logger: o.Logger.With("cache", info.ID.String(), "dir", dir), Now: o.Now,
 	})
-}
-
-// removeTree removes every file under dir. The FS seam has no directory
-// removal, so empty directories stay; a cache created again under the same
-// name starts from empty shard directories.
-func removeTree(fs vfs.FS, dir string) error {
-	names, err := fs.List(dir)
-	if err != nil {
-		if errors.Is(err, vfs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	var errs []error
-	for _, n := range names {
-		p := dir + "/" + n
-		if err := fs.Remove(p); err != nil {
-			errs = append(errs, removeTree(fs, p))
-		}
-	}
-	return errors.Join(errs...)
 }

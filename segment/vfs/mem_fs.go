@@ -110,6 +110,31 @@ func (m *MemFS) Remove(name string) error {
 	return nil
 }
 
+// RemoveDir deletes an empty directory; like a file's removal, it survives
+// a crash once its parent is synced.
+func (m *MemFS) RemoveDir(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.live("rmdir", name); err != nil {
+		return err
+	}
+	dir, base, err := m.parentOf("rmdir", name)
+	if err != nil {
+		return err
+	}
+	switch n := dir.children[base]; {
+	case n == nil:
+		return &fs.PathError{Op: "rmdir", Path: name, Err: ErrNotExist}
+	case !n.dir:
+		return &fs.PathError{Op: "rmdir", Path: name, Err: syscall.ENOTDIR}
+	case len(n.children) > 0:
+		return &fs.PathError{Op: "rmdir", Path: name, Err: syscall.ENOTEMPTY}
+	}
+	delete(dir.children, base)
+	m.mutated()
+	return nil
+}
+
 // Rename moves oldname's entry to newname, replacing what was there, with
 // the checks rename(2) makes. Each directory's change is durable only once
 // that directory is synced. Counts as a mutation.

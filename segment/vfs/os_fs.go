@@ -67,6 +67,8 @@ func (o *osFS) open(name string, flag int) (File, error) {
 
 func (o *osFS) Remove(name string) error { return removeFile(name) }
 
+func (o *osFS) RemoveDir(dir string) error { return removeDir(dir) }
+
 func (o *osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
 
 // MkdirAll creates dir and every missing parent, top down, and syncs each

@@ -35,3 +35,16 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+func removeDir(name string) error {
+	for {
+		err := syscall.Rmdir(name)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "rmdir", Path: name, Err: err}
+		}
+		return nil
+	}
+}

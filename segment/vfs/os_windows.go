@@ -32,3 +32,14 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+func removeDir(name string) error {
+	p, err := syscall.UTF16PtrFromString(name)
+	if err != nil {
+		return &fs.PathError{Op: "rmdir", Path: name, Err: err}
+	}
+	if err := syscall.RemoveDirectory(p); err != nil {
+		return &fs.PathError{Op: "rmdir", Path: name, Err: err}
+	}
+	return nil
+}

@@ -50,3 +50,31 @@ func WriteFileAtomic(fs FS, dir, name string, b []byte) error {
 	}
 	return nil
 }
+
+// RemoveAll removes dir and everything under it, then syncs dir's parent so
+// the removal survives a crash. A dir that does not exist is not an error.
+func RemoveAll(fs FS, dir string) error {
+	if err := removeTree(fs, dir); err != nil {
+		return err
+	}
+	return fs.SyncDir(filepath.Dir(dir))
+}
+
+func removeTree(fs FS, dir string) error {
+	names, err := fs.List(dir)
+	if errors.Is(err, ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if err := fs.Remove(p); err != nil {
+			if err := removeTree(fs, p); err != nil {
+				return err
+			}
+		}
+	}
+	return fs.RemoveDir(dir)
+}

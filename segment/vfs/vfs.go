@@ -27,6 +27,8 @@ type FS interface {
 	Open(name string) (File, error)
 	// Remove deletes a file (not a directory).
 	Remove(name string) error
+	// RemoveDir deletes an empty directory.
+	RemoveDir(dir string) error
 	// Rename atomically replaces newname with oldname.
 	Rename(oldname, newname string) error
 	// MkdirAll creates a directory and its parents, syncing each parent

@@ -76,6 +76,32 @@ func (f *FS) Remove(name string) error {
 	return nil
 }
 
+// RemoveDir deletes an empty directory.
+func (f *FS) RemoveDir(dir string) error {
+	p := clean(dir)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.dirs[p] {
+		if f.files[p] != nil {
+			return pathErr("rmdir", dir, syscall.ENOTDIR)
+		}
+		return pathErr("rmdir", dir, vfs.ErrNotExist)
+	}
+	prefix := strings.TrimSuffix(p, "/") + "/"
+	for q := range f.files {
+		if strings.HasPrefix(q, prefix) {
+			return pathErr("rmdir", dir, syscall.ENOTEMPTY)
+		}
+	}
+	for q := range f.dirs {
+		if strings.HasPrefix(q, prefix) {
+			return pathErr("rmdir", dir, syscall.ENOTEMPTY)
+		}
+	}
+	delete(f.dirs, p)
+	return nil
+}
+
 func (f *FS) Rename(oldname, newname string) error {
 	from, to := clean(oldname), clean(newname)
 	f.mu.Lock()

@@ -95,6 +95,14 @@ func (f *FS) wrapFile(inner vfs.File, err error) (vfs.File, error) {
 	return &file{fs: f, inner: inner}, nil
 }
 
+// RemoveDir fails as a Remove rule says (a directory is removed like a file).
+func (f *FS) RemoveDir(name string) error {
+	if r := f.check(Remove, name, ""); r != nil {
+		return fail(r, Remove, name)
+	}
+	return f.inner.RemoveDir(name)
+}
+
 func (f *FS) Remove(name string) error {
 	if r := f.check(Remove, name, ""); r != nil {
 		return fail(r, Remove, name)
