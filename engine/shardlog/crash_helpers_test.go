@@ -131,8 +131,26 @@ func checkRecovered(t *testing.T, cfg crashConfig, img *vfs.MemFS, a *appended, 
 	}
 }
 
+// soak reports whether the long runs were asked for (make soak).
+func soak() bool { return os.Getenv("FELIX_SOAK") != "" }
+
+// soaked scales a workload up for make soak: more writers and records, and
+// a tear at every byte of a record's header and trailer besides.
+func soaked(cfg crashConfig) crashConfig {
+	if !soak() {
+		return cfg
+	}
+	cfg.writers++
+	cfg.records *= 3
+	for k := 1; k <= 48; k++ {
+		cfg.tears = append(cfg.tears, vfs.TearLastWrite(k))
+	}
+	return cfg
+}
+
 // sweep crashes the workload after every mutation it makes, in every mode.
 func sweep(t *testing.T, cfg crashConfig) {
+	cfg = soaked(cfg)
 	mem := vfs.NewMem()
 	o := testOptions(mem, cfg.mode)
 	o.PrepareSegments = cfg.prepare
@@ -142,7 +160,7 @@ func sweep(t *testing.T, cfg crashConfig) {
 	l.Close()
 	total := mem.MutationCount() - before
 	step := 1
-	if testing.Short() && os.Getenv("FELIX_SOAK") == "" {
+	if testing.Short() && !soak() {
 		step = 3
 	}
 	modes := append([]vfs.CrashMode{vfs.DropUnsynced}, cfg.tears...)

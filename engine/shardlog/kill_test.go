@@ -31,7 +31,11 @@ func TestAKilledWriterLosesNoAcknowledgedRecord(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			acked := int64(-1)
-			for cycle := range 4 {
+			cycles := 4
+			if soak() {
+				cycles = 40
+			}
+			for cycle := range cycles {
 				last := runAndKill(t, dir, mode, 40+cycle*25)
 				acked = max(acked, last)
 				checkDirAfterKill(t, dir, acked)
