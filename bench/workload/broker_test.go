@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/felixbroker/felix/bench"
 	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/cache"
+	"github.com/felixbroker/felix/engine/group"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/ring"
@@ -18,8 +21,9 @@ import (
 // testLimit bounds every workload a test runs.
 const testLimit = time.Minute
 
-// startBroker runs an engine on a temporary directory and a server on
-// 127.0.0.1:0, as `felix bench` does without an address.
+// startBroker runs an engine, a cache store and a group manager on a
+// temporary directory and a server on 127.0.0.1:0, as `felix bench` does
+// without an address.
 func startBroker(t *testing.T) Target {
 	t.Helper()
 	d, err := ring.Open(ring.Config{Mode: ring.ModePortable})
@@ -27,12 +31,19 @@ func startBroker(t *testing.T) Target {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	e, err := engine.Open(engine.Options{FS: vfs.NewOS(d), Dir: dir, Fsync: shardlog.Periodic(0), PrepareSegments: true,
+	fs := vfs.NewOS(d)
+	e, err := engine.Open(engine.Options{FS: fs, Dir: dir, Fsync: shardlog.Periodic(0), PrepareSegments: true,
 		SegmentBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := netio.NewServer(netio.Config{Addr: "127.0.0.1:0", Engine: e, Multicore: true, EventLoops: 2})
+	caches, err := cache.Open(cache.Options{FS: fs, Dir: dir, Fsync: shardlog.Periodic(0), SegmentBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := group.New(e, group.Options{})
+	s, err := netio.NewServer(netio.Config{Addr: "127.0.0.1:0", Engine: e, Caches: caches, Groups: groups,
+		Multicore: true, EventLoops: 2})
 	if err == nil {
 		err = s.Start()
 	}
@@ -43,6 +54,8 @@ func startBroker(t *testing.T) Target {
 		ctx, cancel := context.WithTimeout(context.Background(), testLimit)
 		defer cancel()
 		s.Stop(ctx)
+		groups.Close()
+		caches.Close()
 		e.Close()
 		d.Close()
 	})
@@ -149,35 +162,112 @@ func TestLogAppendsItsCountBesideTheDisk(t *testing.T) {
 	assertEmpty(t, dir)
 }
 
-func TestCachePutsAndGetsBesideTheBareLog(t *testing.T) {
-	dir := t.TempDir()
-	s := tiny(Spec{RecordBytes: 100, Publishers: 2, Inflight: 4, Count: 2000, Fsync: shardlog.None()})
-	rs, err := Cache(testContext(t), dir, s, nil)
+// The mix does exactly its count of operations, gets and puts in its
+// proportion, every get finding a value; each kind beside the TCP
+// round trip of its frames, the puts beside the disk too; the cache is
+// dropped afterwards.
+func TestCacheMixesGetsAndPutsOnABroker(t *testing.T) {
+	tg := startBroker(t)
+	s := tiny(Spec{RecordBytes: 100, Publishers: 4, Connections: 2, Count: 2000, Fsync: shardlog.OnCommit()})
+	rs, err := Cache(testContext(t), tg, s, CacheShape{Keys: 500, GetPercent: 30}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].Workload != "cache/put" || rs[1].Workload != "cache/get" || rs[0].Records != 2000 || rs[1].Records != 2000 {
+	if len(rs) != 2 || rs[0].Workload != "cache/get" || rs[1].Workload != "cache/put" {
 		t.Fatalf("results %v", names(rs))
 	}
-	if rs[1].Bytes != 2000*100 {
-		t.Fatalf("gets read %d bytes: some key was missing", rs[1].Bytes)
+	get, put := rs[0], rs[1]
+	if get.Records != 600 || put.Records != 1400 || get.Latency.Count != 600 || put.Latency.Count != 1400 {
+		t.Fatalf("%d gets (%d samples), %d puts (%d samples); want 600 and 1400", get.Records, get.Latency.Count,
+			put.Records, put.Latency.Count)
 	}
-	wantBaselines(t, rs[0], "log/append")
-	wantBaselines(t, rs[1], "log/read")
+	if get.Bytes != 600*100 || get.Params.Extra["misses"] != "0" || put.Bytes != 1400*100 {
+		t.Fatalf("gets read %d bytes (misses %s), puts wrote %d", get.Bytes, get.Params.Extra["misses"], put.Bytes)
+	}
+	wantBaselines(t, get, "tcp")
+	wantBaselines(t, put, "tcp", "groupcommit")
+	wantNoCaches(t, tg)
+}
+
+// A mix of gets only or puts only reports that kind alone.
+func TestCacheMixOfOneKind(t *testing.T) {
+	tg := startBroker(t)
+	for _, percent := range []int{0, 100} {
+		s := tiny(Spec{RecordBytes: 64, Publishers: 2, Count: 300, Fsync: shardlog.None()})
+		rs, err := Cache(testContext(t), tg, s, CacheShape{Keys: 50, GetPercent: percent}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]string{0: "cache/put", 100: "cache/get"}[percent]
+		if len(rs) != 1 || rs[0].Workload != want || rs[0].Records != 300 {
+			t.Fatalf("%d%% gets: results %v, want %s(300)", percent, names(rs), want)
+		}
+	}
+}
+
+// The same mix in process, beside the bare log; nothing is left in dir.
+func TestCacheInProcessBesideTheBareLog(t *testing.T) {
+	dir := t.TempDir()
+	s := tiny(Spec{RecordBytes: 100, Publishers: 2, Count: 2000, Fsync: shardlog.None()})
+	rs, err := CacheInProcess(testContext(t), dir, s, CacheShape{Keys: 300, GetPercent: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Records != 1000 || rs[1].Records != 1000 || rs[0].Bytes != 1000*100 {
+		t.Fatalf("results %v, gets read %d bytes", names(rs), rs[0].Bytes)
+	}
+	wantBaselines(t, rs[0], "log/read")
+	wantBaselines(t, rs[1], "log/append")
 	assertEmpty(t, dir)
 }
 
-func TestGroupDrainsEveryRecord(t *testing.T) {
+func TestCacheShapeLimits(t *testing.T) {
+	for _, c := range []CacheShape{{Keys: -1}, {Keys: CacheKeysMax + 1}, {GetPercent: 101}, {GetPercent: -1}} {
+		if _, err := Cache(testContext(t), Target{}, Spec{Count: 1}, c, nil); !errors.Is(err, ErrSpec) {
+			t.Errorf("%+v: %v, want ErrSpec", c, err)
+		}
+	}
+}
+
+// Each consumer count drains every record once through a fresh group,
+// beside one subscription draining the same records; the stream and its
+// groups are deleted afterwards.
+func TestGroupDrainsEveryRecordOnABroker(t *testing.T) {
+	tg := startBroker(t)
+	for _, sync := range []bool{false, true} {
+		s := tiny(Spec{RecordBytes: 64, Batch: 50, Count: 3000, Fsync: shardlog.None()})
+		rs, err := Group(testContext(t), tg, s, GroupShape{Consumers: []int{1, 3}, SyncAck: sync})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 2 || rs[0].Params.Subscribers != 1 || rs[1].Params.Subscribers != 3 {
+			t.Fatalf("results %v", names(rs))
+		}
+		for _, r := range rs {
+			if r.Records != 3000 || r.Bytes != 3000*64 || r.Params.Extra["acked"] != "3000" || r.Params.Extra["redelivered"] != "0" {
+				t.Fatalf("sync %v, %d consumers: %d records, %d bytes, acked %s, redelivered %s", sync, r.Params.Subscribers,
+					r.Records, r.Bytes, r.Params.Extra["acked"], r.Params.Extra["redelivered"])
+			}
+			wantBaselines(t, r, "subscription")
+			if b := r.Baselines[0]; b.Workload != "subscription/drain" || b.RecordsPerSec <= 0 {
+				t.Fatalf("baseline %+v", b)
+			}
+		}
+	}
+	wantNoStreams(t, tg)
+}
+
+func TestGroupInProcessDrainsEveryRecord(t *testing.T) {
 	dir := t.TempDir()
-	s := tiny(Spec{RecordBytes: 64, Batch: 50, Subscribers: 3, Count: 3000, Fsync: shardlog.None()})
-	r, err := Group(testContext(t), dir, s, nil)
+	s := tiny(Spec{RecordBytes: 64, Batch: 50, Count: 3000, Fsync: shardlog.None()})
+	rs, err := GroupInProcess(testContext(t), dir, s, GroupShape{Consumers: []int{3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Records != 3000 || r.Baselines[0].RecordsPerSec <= 0 {
-		t.Fatalf("group acked %d records of 3000", r.Records)
+	if len(rs) != 1 || rs[0].Records != 3000 || rs[0].Params.Extra["acked"] != "3000" {
+		t.Fatalf("results %v, acked %s", names(rs), rs[0].Params.Extra["acked"])
 	}
-	wantBaselines(t, r, "subscription")
+	wantBaselines(t, rs[0], "subscription")
 	assertEmpty(t, dir)
 }
 

@@ -2,212 +2,140 @@ package workload
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/felixbroker/felix/bench"
-	"github.com/felixbroker/felix/engine"
-	"github.com/felixbroker/felix/engine/cache"
-	"github.com/felixbroker/felix/engine/shardlog"
-	"github.com/felixbroker/felix/ring"
-	"github.com/felixbroker/felix/segment/vfs"
+	"github.com/felixbroker/felix/client"
 )
 
-// CacheKeys is how many distinct keys the cache workload writes and reads.
-const CacheKeys = 10_000
-
-// Cache measures the log-backed cache in this process, in a fresh store
-// under dir: s.Publishers workers put values of s.RecordBytes round
-// CacheKeys keys (each keeping s.Inflight puts unacknowledged, at
-// s.Fsync), then the same workers get random keys. Beside the puts: raw
-// appends of the same records to a bare shard log (log/append); beside
-// the gets: raw reads of single records at random offsets of one
-// (log/read). RoleWorkload results named "cache/put" and "cache/get".
-func Cache(ctx context.Context, dir string, s Spec, b *Baselines) ([]bench.Result, error) {
-	s, err := s.WithDefaults()
+// Cache measures a cache on the broker t: a fresh durable single-shard
+// cache at s.Fsync (dropped afterwards); s.Publishers clients over
+// s.Connections connections, each one operation at a time, get and put
+// values of s.RecordBytes at keys drawn uniformly from c.Keys, c.GetPercent
+// of the operations gets (every key is written once before the clock
+// starts, so every get finds a value; Params.Extra["misses"] counts those
+// that did not). s.Count bounds the operations, all clients together;
+// s.Rate makes the run open-loop in operations per second. Latency runs
+// from each operation's send (open-loop: its due time) to its answer.
+// RoleWorkload results "cache/get" and "cache/put", for the kinds the mix
+// has. Beside each: the TCP loopback request/answer of its frames' sizes
+// with as many connections, and beside the puts, when t.DataDir is set,
+// the disk's limit for s.Fsync with a writer per client.
+func Cache(ctx context.Context, t Target, s Spec, c CacheShape, b *Baselines) ([]bench.Result, error) {
+	s, c, err := cacheSpec(s, c)
 	if err != nil {
 		return nil, err
 	}
-	s.Batch = 1
-	_, c, cleanup, err := openCache(dir, s)
+	clients, err := t.dial(ctx, s.Connections, s.Publishers)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	keys := cacheKeys()
-	put, err := measurePuts(ctx, c, keys, s)
+	defer closeAll(clients)
+	name := t.fresh("cache")
+	if err := clients[0].Cache(name.Tenant, name.Namespace, name.Name).Create(ctx,
+		client.CacheConfig{Shards: 1, Durable: true, Fsync: clientFsync(s.Fsync)}); err != nil {
+		return nil, fmt.Errorf("felix/bench/workload: creating cache %s: %w", name, err)
+	}
+	defer dropCache(clients[0], name)
+	ops := &brokerCache{ctx: ctx}
+	for _, cl := range clients {
+		ops.caches = append(ops.caches, cl.Cache(name.Tenant, name.Namespace, name.Name))
+	}
+	rs, err := measureCache(ctx, s, c, ops, cacheParams(s, c))
 	if err != nil {
 		return nil, err
 	}
-	if put.Records == 0 {
-		return nil, fmt.Errorf("felix/bench/workload: cache: no put was acknowledged")
-	}
-	get, err := measureGets(ctx, c, keys[:min(put.Records, int64(len(keys)))], s) // the keys put
-	if err != nil {
-		return nil, err
-	}
-	machine := bench.DescribeMachine(dir)
-	put.Machine, get.Machine = &machine, &machine
-	appendBase, readBase, err := rawLogBaselines(ctx, dir, s)
-	if err != nil {
-		return nil, err
-	}
-	put.AddBaseline("log/append", appendBase)
-	get.AddBaseline("log/read", readBase)
-	return []bench.Result{put, get}, nil
-}
-
-func cacheKeys() [][]byte {
-	keys := make([][]byte, CacheKeys)
-	for i := range keys {
-		keys[i] = fmt.Appendf(nil, "key-%08d", i)
-	}
-	return keys
-}
-
-// openCache opens a store through a ring driver of s.IO in a fresh
-// directory under dir and creates one durable single-shard cache at
-// s.Fsync; cleanup closes everything and removes the directory.
-func openCache(dir string, s Spec) (*cache.Store, *cache.Cache, func(), error) {
-	d, err := ring.Open(ring.Config{Mode: s.IO})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	storeDir, err := os.MkdirTemp(dir, "felix-bench-cache-")
-	if err != nil {
-		d.Close()
-		return nil, nil, nil, fmt.Errorf("felix/bench/workload: %w", err)
-	}
-	st, err := cache.Open(cache.Options{FS: vfs.NewOS(d), Dir: storeDir, Fsync: s.Fsync, PrepareSegments: true})
-	if err == nil {
-		_, err = st.Create(cache.ID{Tenant: "bench", Namespace: "bench", Name: "cache"},
-			cache.Config{Shards: 1, Durable: true, Fsync: engineFsync(s.Fsync)})
-	}
-	cleanup := func() {
-		if st != nil {
-			st.Close()
+	for i := range rs {
+		rs[i].Machine = t.machineOf()
+		if err := addCacheBaselines(ctx, &rs[i], t, s, c, b); err != nil {
+			return nil, err
 		}
-		d.Close()
-		os.RemoveAll(storeDir)
 	}
+	return rs, nil
+}
+
+// dropCache removes a workload's cache, on a context of its own: the
+// run's may be done.
+func dropCache(c *client.Client, name client.Stream) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = c.Cache(name.Tenant, name.Namespace, name.Name).Drop(ctx)
+}
+
+// brokerCache sends worker w's operations on connection w mod
+// connections; a client pipelines the requests of its workers.
+type brokerCache struct {
+	ctx    context.Context
+	caches []*client.Cache
+}
+
+func (o *brokerCache) get(w int, key []byte) (int, bool, error) {
+	it, err := o.caches[w%len(o.caches)].Get(o.ctx, key)
+	return len(it.Value), it.Found, err
+}
+
+func (o *brokerCache) put(w int, key, value []byte) error {
+	_, err := o.caches[w%len(o.caches)].Put(o.ctx, key, value)
+	return err
+}
+
+// Sizes of the cache frames on the wire, near enough (docs/protocol.md,
+// Frame and Cache): a header; a cache ref of three names ("bench",
+// "bench" and a generated name of about 25 bytes); the answers' fixed
+// fields (found or existed, offset, expiry).
+const (
+	frameHeaderBytes  = 16
+	cacheRefBytes     = 3 + 5 + 5 + 25
+	cacheAnswerFixed  = 1 + 8 + 8
+	cachePutOptionsLn = 1
+)
+
+// cacheFrames is about what one operation of kind puts on the wire each
+// way, for values of valueBytes.
+func cacheFrames(kind string, valueBytes int) (request, answer int) {
+	key := uvarintBytes(cacheKeyBytes) + cacheKeyBytes
+	value := uvarintBytes(valueBytes) + valueBytes
+	if kind == cacheGet {
+		return frameHeaderBytes + cacheRefBytes + key, frameHeaderBytes + cacheAnswerFixed + value
+	}
+	return frameHeaderBytes + cacheRefBytes + key + cachePutOptionsLn + value, frameHeaderBytes + cacheAnswerFixed
+}
+
+func uvarintBytes(v int) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], uint64(v))
+}
+
+// addCacheBaselines sets beside r (a cache/get or cache/put result) the
+// TCP request/answer of its frames with s.Publishers connections, paced
+// at its share of the rate and bounded by its count; beside puts, with
+// t.DataDir, the disk's limit for s.Fsync with one writer per client.
+func addCacheBaselines(ctx context.Context, r *bench.Result, t Target, s Spec, c CacheShape, b *Baselines) error {
+	share := c.GetPercent
+	if r.Workload == cachePut {
+		share = 100 - share
+	}
+	ts := s
+	ts.Rate = s.Rate * float64(share) / 100
+	if s.Count > 0 {
+		ts.Count = max(1, r.Records)
+	}
+	req, ans := cacheFrames(r.Workload, s.RecordBytes)
+	key := fmt.Sprintf("tcp %s %s rate=%g count=%d %d/%d", r.Workload, s.params(), ts.Rate, ts.Count, req, ans)
+	tcp, err := b.get(key, func() (bench.Result, error) { return TCPRequestAnswer(ctx, ts, req, ans) })
 	if err != nil {
-		cleanup()
-		return nil, nil, nil, err
+		return err
 	}
-	c, err := st.Cache(cache.ID{Tenant: "bench", Namespace: "bench", Name: "cache"})
+	r.AddBaseline("tcp", tcp)
+	if r.Workload != cachePut || t.DataDir == "" {
+		return nil
+	}
+	name, d, err := diskBaseline(ctx, b, t.DataDir, s, s.Publishers)
 	if err != nil {
-		cleanup()
-		return nil, nil, nil, err
+		return err
 	}
-	return st, c, cleanup, nil
-}
-
-func engineFsync(m shardlog.FsyncMode) engine.FsyncSetting {
-	switch m.Kind {
-	case shardlog.FsyncNone:
-		return engine.FsyncSetting{Kind: "None"}
-	case shardlog.FsyncOnCommit:
-		return engine.FsyncSetting{Kind: "OnCommit"}
-	}
-	return engine.FsyncSetting{Kind: "Periodic", Interval: m.Interval}
-}
-
-func cacheParams(s Spec) bench.Params {
-	p := s.params()
-	p.Batch, p.Connections, p.Publishers, p.Writers = 0, 0, 0, s.Publishers
-	p.Extra = map[string]string{"keys": strconv.Itoa(CacheKeys), "inflight": strconv.Itoa(s.Inflight)}
-	return p
-}
-
-func measurePuts(ctx context.Context, c *cache.Cache, keys [][]byte, s Spec) (bench.Result, error) {
-	p := &putPipe{c: c, keys: keys, value: pattern(s.RecordBytes), next: make([]int, s.Publishers),
-		sent: make([]int, s.Publishers), bytes: int64(s.RecordBytes)}
-	for range s.Publishers {
-		ws := make([]putWaiter, s.Inflight)
-		for i := range ws {
-			ws[i] = make(putWaiter, 1)
-		}
-		p.waiters = append(p.waiters, ws)
-	}
-	rec := bench.NewRecorder(s.Publishers)
-	stop := progress(s, "cache/put", rec)
-	m, err := bench.RunPipeline(ctx, s.load(s.Publishers), s.Inflight, rec, p)
-	stop()
-	if err != nil {
-		return bench.Result{}, err
-	}
-	return bench.NewResult("cache/put", bench.RoleWorkload, cacheParams(s), m), nil
-}
-
-// putPipe puts values round the keys; worker w's k-th put writes key
-// (w + k*workers) mod keys.
-type putPipe struct {
-	c       *cache.Cache
-	keys    [][]byte
-	value   []byte
-	waiters [][]putWaiter
-	next    []int
-	sent    []int
-	bytes   int64
-}
-
-type putWaiter chan error
-
-func (w putWaiter) CacheWritten(_ cache.Written, err error) { w <- err }
-
-func (p *putPipe) Send(w int, _ time.Time) (any, error) {
-	workers := len(p.waiters)
-	key := p.keys[(w+p.sent[w]*workers)%len(p.keys)]
-	p.sent[w]++
-	ws := p.waiters[w]
-	waiter := ws[p.next[w]]
-	p.next[w] = (p.next[w] + 1) % len(ws)
-	if err := p.c.PutAsync(key, p.value, cache.PutOptions{}, waiter); err != nil {
-		return nil, err
-	}
-	return waiter, nil
-}
-
-func (p *putPipe) Await(_ int, pending any) (int64, int64, error) {
-	if err := <-pending.(putWaiter); err != nil {
-		return 0, 0, err
-	}
-	return 1, p.bytes, nil
-}
-
-// measureGets gets random keys from s.Publishers workers, one at a time.
-func measureGets(ctx context.Context, c *cache.Cache, keys [][]byte, s Spec) (bench.Result, error) {
-	bufs := make([][]byte, s.Publishers)
-	rngs := make([]uint64, s.Publishers)
-	for w := range rngs {
-		rngs[w] = uint64(w)*0x9E3779B97F4A7C15 + 1
-		bufs[w] = make([]byte, 0, s.RecordBytes)
-	}
-	op := func(w int) (int64, int64, error) {
-		it, err := c.Get(keys[xorshift(&rngs[w])%uint64(len(keys))], bufs[w][:0])
-		if err != nil {
-			return 0, 0, err
-		}
-		return 1, int64(len(it.Value)), nil
-	}
-	rec := bench.NewRecorder(s.Publishers)
-	stop := progress(s, "cache/get", rec)
-	load := s.load(s.Publishers)
-	load.Rate = s.Rate // gets are single records
-	m, err := bench.Run(ctx, load, rec, op)
-	stop()
-	if err != nil {
-		return bench.Result{}, err
-	}
-	return bench.NewResult("cache/get", bench.RoleWorkload, cacheParams(s), m), nil
-}
-
-// xorshift is a per-worker random number generator: no lock, no allocation.
-func xorshift(x *uint64) uint64 {
-	*x ^= *x << 13
-	*x ^= *x >> 7
-	*x ^= *x << 17
-	return *x
+	r.AddBaseline(name, d)
+	return nil
 }

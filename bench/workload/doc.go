@@ -14,10 +14,17 @@
 //	          and ack latency                 the same shape; the disk's limit
 //	e2e       publish -> delivery latency,    TCP echo of the same requests;
 //	          1 or N subscribers              the disk's limit
-//	cache     put and get, in process         bare log append and read
-//	group     poll and ack, in process        a plain subscription draining
-//	                                          the same records
+//	cache     a mix of gets and puts on a     TCP loopback request/answer of
+//	          broker's cache, N clients       each kind's frames; beside puts
+//	                                          the disk's limit
+//	group     poll and ack until drained,     one plain subscription draining
+//	          1..N consumers, on a broker     the same records, same broker
 //	matrix    pub over the standard shapes    (as pub), the fsync suite first
+//
+// CacheInProcess and GroupInProcess run the same cache mix and group
+// drains on the engine alone, in this process (beside a bare log's
+// appends and reads, and the engine's own subscription): set beside the
+// broker's figures they tell how much of the cost is the engine's.
 //
 // Every workload takes a Spec (record size, batch, connections,
 // publishers, subscribers, requests in flight, FsyncMode, duration or
@@ -34,7 +41,7 @@
 //     directories it makes under a data directory are removed, error or
 //     not.
 //   - Measure the disk anywhere but the directory given (the broker's own
-//     data directory for pub and e2e): /tmp may be a tmpfs.
+//     data directory for pub, e2e and cache): /tmp may be a tmpfs.
 //   - Run unbounded: every measurement has a duration or a count, every
 //     Spec field a limit (ErrSpec), and a drain a timeout.
 //
@@ -42,6 +49,8 @@
 //
 // A worker's sending goroutine owns its batch buffers (the client and the
 // log copy records before Send returns); its awaiting goroutine owns its
-// recorder lane. An e2e subscriber's goroutine owns its lane. Baselines
-// is shared by the workloads of a matrix under its own mutex.
+// recorder lane. An e2e subscriber's goroutine owns its lane. A cache
+// worker owns its key buffer, random state and its lane of each kind; a
+// group consumer its offsets and its ack in flight. Baselines is shared
+// by the workloads of a matrix under its own mutex.
 package workload

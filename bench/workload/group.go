@@ -4,207 +4,186 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/felixbroker/felix/bench"
-	"github.com/felixbroker/felix/engine"
-	"github.com/felixbroker/felix/engine/group"
-	"github.com/felixbroker/felix/ring"
-	"github.com/felixbroker/felix/segment"
-	"github.com/felixbroker/felix/segment/vfs"
 )
 
-// GroupRecordsDefault is how many records the group workload drains when
+// GroupRecordsDefault is how many records the group workloads drain when
 // the Spec gives no Count.
 const GroupRecordsDefault = 100_000
 
-// errDrained ends a drain: there is nothing left to take.
+// errDrained ends a drain: every record was taken.
 var errDrained = errors.New("felix/bench/workload: drained")
 
-// Group measures consumer groups in this process: a fresh durable stream
-// under dir at s.Fsync is filled with s.Count records (GroupRecordsDefault
-// when zero) of s.RecordBytes, then s.Subscribers consumers of one group
-// poll up to s.Batch records each and acknowledge them, until every record
-// is acknowledged or s.Duration passes. Latency is a poll and its ack,
-// weighted by the records they carried. Beside it: one plain subscription
-// draining the same records from the start (subscription/drain). A
-// RoleWorkload named "group".
-func Group(ctx context.Context, dir string, s Spec, b *Baselines) (bench.Result, error) {
+// ErrBaseline marks a baseline that did not measure what its workload
+// did (a subscription that missed records of the stream).
+var ErrBaseline = errors.New("felix/bench/workload: baseline not comparable")
+
+// GroupShape is what the group workloads take beside a Spec.
+type GroupShape struct {
+	// Consumers lists the consumer counts, each a drain of its own: a
+	// fresh group takes every record of the stream with that many
+	// consumers. Empty is {1}.
+	Consumers []int
+	// SyncAck waits for each ack before the next poll. Otherwise a
+	// consumer sends its ack and polls again at once (AckAsync), with one
+	// ack in flight. The engine-only workload always acks synchronously.
+	SyncAck bool
+}
+
+// WithDefaults fills the zero fields and checks the rest.
+func (g GroupShape) WithDefaults() (GroupShape, error) {
+	if len(g.Consumers) == 0 {
+		g.Consumers = []int{1}
+	}
+	for _, n := range g.Consumers {
+		if n < 1 || n > WorkersMax {
+			return g, fmt.Errorf("%w: %d consumers, want 1..%d", ErrSpec, n, WorkersMax)
+		}
+	}
+	return g, nil
+}
+
+func (g GroupShape) most() int {
+	n := 0
+	for _, c := range g.Consumers {
+		n = max(n, c)
+	}
+	return n
+}
+
+// groupSpec fills the defaults of both and says how many records to drain.
+func groupSpec(s Spec, g GroupShape) (Spec, GroupShape, int64, error) {
 	s, err := s.WithDefaults()
 	if err != nil {
-		return bench.Result{}, err
+		return s, g, 0, err
 	}
+	g, err = g.WithDefaults()
 	records := s.Count
 	if records == 0 {
 		records = GroupRecordsDefault
 	}
-	f, err := openGroupFixture(dir, s, records)
+	return s, g, records, err
+}
+
+// groupBackend is what a group drain takes records from: a broker
+// through the client, or a group manager in this process. take(w) is
+// called by worker w only.
+type groupBackend interface {
+	// start makes a fresh group, from the stream's first record, for
+	// consumers consumers.
+	start(name string, consumers int) error
+	// take polls up to max records for consumer w and acks them.
+	take(w, max int) (records, bytes int64, err error)
+	// finish settles the acks still in flight and reads the group's
+	// counters.
+	finish() (acked, redelivered uint64, err error)
+}
+
+// subscriptionReader is one plain subscription from the stream's first
+// record: the baseline a group's deliveries stand on.
+type subscriptionReader interface {
+	// next reads at least one record and at most max, waiting for the
+	// first, and counts the records it was told it missed.
+	next(max int) (records, bytes, missed int64, err error)
+}
+
+// measureGroups drains the stream's records once through sub, then once
+// per consumer count through a fresh group of back, each beside the
+// subscription. RoleWorkload results named "group", one per count.
+func measureGroups(ctx context.Context, s Spec, g GroupShape, records int64, back groupBackend, sub subscriptionReader,
+	params bench.Params) ([]bench.Result, error) {
+	base, err := drainSubscription(ctx, s, records, sub, params)
 	if err != nil {
+		return nil, err
+	}
+	var out []bench.Result
+	for i, n := range g.Consumers {
+		r, err := drainGroup(ctx, s, records, back, "bench-"+strconv.Itoa(i)+"-"+strconv.Itoa(n), n, params)
+		if err != nil {
+			return nil, err
+		}
+		r.AddBaseline("subscription", base)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func groupParams(s Spec, g GroupShape, records int64) bench.Params {
+	p := bench.Params{RecordBytes: s.RecordBytes, Batch: s.Batch, Fsync: FsyncName(s.Fsync),
+		Extra: map[string]string{"records": strconv.FormatInt(records, 10), "ack": "async"}}
+	if g.SyncAck {
+		p.Extra["ack"] = "sync"
+	}
+	return p
+}
+
+// drainGroup has consumers consumers of a fresh group poll and ack until
+// every record was taken; latency is a poll and its ack, weighted by the
+// records they carried.
+func drainGroup(ctx context.Context, s Spec, records int64, back groupBackend, name string, consumers int,
+	params bench.Params) (bench.Result, error) {
+	if err := back.start(name, consumers); err != nil {
 		return bench.Result{}, err
 	}
-	defer f.close()
-	params := s.params()
-	params.Publishers, params.Connections, params.Subscribers, params.Rate = 0, 0, s.Subscribers, 0
-	params.Extra = map[string]string{"records": strconv.FormatInt(records, 10)}
-	r, err := f.drainGroup(ctx, s, params)
-	if err != nil {
+	r, err := drain(ctx, s, "group", bench.RoleWorkload, consumers, untilTaken(records, func(w int) (int64, int64, error) {
+		return back.take(w, s.Batch)
+	}))
+	acked, redelivered, ferr := back.finish()
+	if err = errors.Join(err, ferr); err != nil {
 		return bench.Result{}, err
 	}
-	base, err := f.drainSubscription(ctx, s, params)
-	if err != nil {
-		return bench.Result{}, err
-	}
-	r.AddBaseline("subscription", base)
-	machine := bench.DescribeMachine(dir)
-	r.Machine = &machine
+	r.Params = withExtra(params, "acked", strconv.FormatUint(acked, 10), "redelivered", strconv.FormatUint(redelivered, 10))
+	r.Params.Subscribers = consumers
 	return r, nil
 }
 
-// groupFixture is an engine with one filled stream and a group manager.
-type groupFixture struct {
-	driver  ring.Driver
-	dir     string
-	eng     *engine.Engine
-	groups  *group.Manager
-	stream  *engine.Stream
-	records int64
-}
-
-var groupStream = engine.StreamID{Tenant: "bench", Namespace: "bench", Name: "group"}
-
-func openGroupFixture(dir string, s Spec, records int64) (*groupFixture, error) {
-	d, err := ring.Open(ring.Config{Mode: s.IO})
-	if err != nil {
-		return nil, err
-	}
-	f := &groupFixture{driver: d, records: records}
-	if f.dir, err = os.MkdirTemp(dir, "felix-bench-group-"); err != nil {
-		d.Close()
-		return nil, fmt.Errorf("felix/bench/workload: %w", err)
-	}
-	f.eng, err = engine.Open(engine.Options{FS: vfs.NewOS(d), Dir: f.dir, Fsync: s.Fsync, PrepareSegments: true})
-	if err == nil {
-		_, err = f.eng.CreateStream(groupStream, engine.StreamConfig{Durable: true})
-	}
-	if err == nil {
-		f.stream, err = f.eng.Stream(groupStream)
-	}
-	if err == nil {
-		err = f.fill(s.RecordBytes)
-	}
-	if err != nil {
-		f.close()
-		return nil, err
-	}
-	f.groups = group.New(f.eng, group.Options{})
-	return f, nil
-}
-
-// fill publishes the records in batches of 256, one batch at a time.
-func (f *groupFixture) fill(recordBytes int) error {
-	const batch = 256
-	recs := make([]engine.Record, batch)
-	for i := range recs {
-		recs[i].Value = pattern(recordBytes)
-	}
-	w := make(publishWaiter, 1)
-	for left := f.records; left > 0; left -= batch {
-		if err := f.stream.Publish(recs[:min(left, batch)], w); err != nil {
-			return err
+// drainSubscription reads every record once through sub, s.Batch at a
+// time: a RoleBaseline named "subscription/drain". A record the
+// subscription missed (it replays stored records, so none should be) is
+// an error: the baseline would not have read what the groups read.
+func drainSubscription(ctx context.Context, s Spec, records int64, sub subscriptionReader, params bench.Params) (bench.Result, error) {
+	left := records // read by one worker only
+	r, err := drain(ctx, s, "subscription/drain", bench.RoleBaseline, 1, untilTaken(records, func(int) (int64, int64, error) {
+		n, bytes, missed, err := sub.next(int(min(int64(s.Batch), left)))
+		left -= n
+		if err == nil && missed > 0 {
+			err = fmt.Errorf("%w: the subscription missed %d records of the stream", ErrBaseline, missed)
 		}
-		if err := <-w; err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-type publishWaiter chan error
-
-func (w publishWaiter) Published(_ []engine.AckRun, err error) { w <- err }
-
-func (f *groupFixture) close() {
-	if f.groups != nil {
-		f.groups.Close()
-	}
-	if f.eng != nil {
-		f.eng.Close()
-	}
-	f.driver.Close()
-	os.RemoveAll(f.dir)
-}
-
-// drainGroup has s.Subscribers consumers poll and ack until the group is
-// drained.
-func (f *groupFixture) drainGroup(ctx context.Context, s Spec, params bench.Params) (bench.Result, error) {
-	k := group.Key{Stream: groupStream, Group: "bench"}
-	if err := f.groups.Create(k, engine.StartEarliest, 0); err != nil {
+		return n, bytes, err
+	}))
+	if err != nil {
 		return bench.Result{}, err
 	}
-	consumers := make([]string, s.Subscribers)
-	offsets := make([][]int64, s.Subscribers)
-	dst := make([][]group.Delivery, s.Subscribers)
-	bufs := make([][]byte, s.Subscribers)
-	for w := range consumers {
-		consumers[w] = "consumer-" + strconv.Itoa(w)
-		offsets[w] = make([]int64, 0, s.Batch)
-	}
-	op := func(w int) (int64, int64, error) {
-		var err error
-		dst[w], bufs[w], err = f.groups.PollInto(ctx, group.PollRequest{Key: k, Consumer: consumers[w], Max: min(s.Batch, group.PollRecordsMax)},
-			dst[w][:0], bufs[w][:0])
-		if err != nil {
-			return 0, 0, err
-		}
-		if len(dst[w]) == 0 {
+	r.Params = withExtra(params)
+	delete(r.Params.Extra, "ack")
+	r.Params.Subscribers = 1
+	return r, nil
+}
+
+// untilTaken wraps take so that the run ends once records were taken, all
+// workers together: the call that takes the last returns its records as
+// usual, and each worker's next call ends the run. A call that took none
+// (another consumer holds what is left) returns nothing and is called
+// again.
+func untilTaken(records int64, take bench.Op) bench.Op {
+	var taken atomic.Int64
+	return func(w int) (int64, int64, error) {
+		if taken.Load() >= records {
 			return 0, 0, errDrained
 		}
-		offsets[w] = offsets[w][:0]
-		var bytes int64
-		for _, d := range dst[w] {
-			offsets[w] = append(offsets[w], d.Offset)
-			bytes += int64(len(d.Value))
-		}
-		return int64(len(offsets[w])), bytes, f.groups.Ack(k, consumers[w], offsets[w])
+		n, bytes, err := take(w)
+		taken.Add(n)
+		return n, bytes, err
 	}
-	return f.drain(ctx, s, "group", bench.RoleWorkload, params, s.Subscribers, op)
 }
 
-// drainSubscription reads every record once through one subscription from
-// the start: the raw read path a group's deliveries stand on.
-func (f *groupFixture) drainSubscription(ctx context.Context, s Spec, params bench.Params) (bench.Result, error) {
-	sh, err := f.stream.Shard(0)
-	if err != nil {
-		return bench.Result{}, err
-	}
-	sub, err := sh.Subscribe(engine.SubscribeOptions{Start: engine.StartEarliest})
-	if err != nil {
-		return bench.Result{}, err
-	}
-	defer sub.Close()
-	var buf []byte
-	var read int64
-	op := func(int) (int64, int64, error) {
-		if read >= f.records {
-			return 0, 0, errDrained
-		}
-		var err error
-		if buf, err = sub.Next(ctx, buf[:0], s.Batch*(s.RecordBytes+64)); err != nil {
-			return 0, 0, err
-		}
-		n := countRecords(buf)
-		read += n
-		return n, int64(len(buf)), nil
-	}
-	params.Subscribers = 1
-	return f.drain(ctx, s, "subscription/drain", bench.RoleBaseline, params, 1, op)
-}
-
-// drain runs op from workers until one reports errDrained, or the
-// duration (an hour when none is given) passes.
-func (f *groupFixture) drain(ctx context.Context, s Spec, name string, role bench.Role, params bench.Params, workers int, op bench.Op) (bench.Result, error) {
+// drain runs op from workers until the records are taken or the duration
+// (an hour when none is given) passes.
+func drain(ctx context.Context, s Spec, name string, role bench.Role, workers int, op bench.Op) (bench.Result, error) {
 	d := s.Duration
 	if d == 0 {
 		d = time.Hour
@@ -216,15 +195,18 @@ func (f *groupFixture) drain(ctx context.Context, s Spec, name string, role benc
 	if err != nil && !errors.Is(err, errDrained) {
 		return bench.Result{}, err
 	}
-	return bench.NewResult(name, role, params, m), nil
+	return bench.NewResult(name, role, bench.Params{}, m), nil
 }
 
-// countRecords counts the framed records in b.
-func countRecords(b []byte) int64 {
-	var n int64
-	it := segment.NewIter(b)
-	for _, ok := it.Next(); ok; _, ok = it.Next() {
-		n++
+// withExtra copies p with its Extra copied and kv (key, value, ...) set.
+func withExtra(p bench.Params, kv ...string) bench.Params {
+	extra := make(map[string]string, len(p.Extra)+len(kv)/2)
+	for k, v := range p.Extra {
+		extra[k] = v
 	}
-	return n
+	for i := 0; i+1 < len(kv); i += 2 {
+		extra[kv[i]] = kv[i+1]
+	}
+	p.Extra = extra
+	return p
 }

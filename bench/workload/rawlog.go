@@ -17,7 +17,7 @@ const readRecordBytesMax = 256
 // reads of one record at random offsets (as its gets), each for the
 // baseline duration. RoleBaseline results named "log/append" and
 // "log/read".
-func rawLogBaselines(ctx context.Context, dir string, s Spec) (appendRes, readRes bench.Result, err error) {
+func rawLogBaselines(ctx context.Context, dir string, s Spec, params bench.Params) (appendRes, readRes bench.Result, err error) {
 	l, driver, cleanup, err := openLog(dir, "rawlog", s)
 	if err != nil {
 		return appendRes, readRes, err
@@ -25,7 +25,6 @@ func rawLogBaselines(ctx context.Context, dir string, s Spec) (appendRes, readRe
 	defer cleanup()
 	load := s.load(s.Publishers)
 	load.Duration, load.Ops = baselineDuration(s), 0
-	params := cacheParams(s)
 	params.IOPath = string(driver.Kind())
 	rec := bench.NewRecorder(s.Publishers)
 	stop := progress(s, "log/append", rec)
@@ -66,6 +65,6 @@ func rawReads(ctx context.Context, l *shardlog.Log, s Spec, load bench.Load, par
 	if err != nil {
 		return bench.Result{}, err
 	}
-	params.Extra = map[string]string{"records": strconv.FormatInt(end, 10)}
+	params = withExtra(params, "records", strconv.FormatInt(end, 10))
 	return bench.NewResult("log/read", bench.RoleBaseline, params, m), nil
 }

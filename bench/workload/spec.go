@@ -32,7 +32,7 @@ type Spec struct {
 	Batch       int // records per publish request or append
 	Connections int // client connections; publishers share them round robin
 	Publishers  int // concurrent publishing (or appending, writing) workers
-	Subscribers int // concurrent subscribers (e2e) or consumers (group)
+	Subscribers int // concurrent subscribers (e2e)
 	// Inflight is how many requests each publisher keeps unanswered: 1 is
 	// a synchronous publish, more is asynchronous pipelining.
 	Inflight int

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -17,15 +18,18 @@ import (
 type Target struct {
 	Addr  string
 	Token string
+	// TLS, when set, makes every connection speak TLS with it (to a
+	// broker's TLS listener).
+	TLS *tls.Config
 	// DataDir is the broker's data directory when it is on this machine:
 	// the disk baselines are measured there. Empty skips them.
 	DataDir string
-	// Tenant and Namespace hold the streams the workloads create (and
-	// delete again); default "bench" and "bench".
+	// Tenant and Namespace hold the streams and caches the workloads
+	// create (and delete again); default "bench" and "bench".
 	Tenant, Namespace string
 }
 
-// streamSeq tells apart the streams of one process's workloads.
+// streamSeq tells apart the streams and caches of one process's workloads.
 var streamSeq atomic.Uint64
 
 // dial opens n clients to t, each allowed inflight requests in flight.
@@ -33,6 +37,9 @@ func (t Target) dial(ctx context.Context, n, inflight int) ([]*client.Client, er
 	opts := []client.Option{client.WithName("felix-bench"), client.WithInflightMax(max(inflight, client.DefaultInflightMax))}
 	if t.Token != "" {
 		opts = append(opts, client.WithToken(t.Token))
+	}
+	if t.TLS != nil {
+		opts = append(opts, client.WithTLS(t.TLS))
 	}
 	var out []*client.Client
 	for range n {
@@ -55,20 +62,26 @@ func closeAll(cs []*client.Client) {
 // createStream makes a fresh durable single-shard stream at mode; the
 // caller deletes it.
 func (t Target) createStream(ctx context.Context, c *client.Client, kind string, mode shardlog.FsyncMode) (client.Stream, error) {
-	tenant, ns := t.Tenant, t.Namespace
-	if tenant == "" {
-		tenant = "bench"
-	}
-	if ns == "" {
-		ns = "bench"
-	}
-	name := kind + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(streamSeq.Add(1), 10)
-	s := client.Stream{Tenant: tenant, Namespace: ns, Name: name}
+	s := t.fresh(kind)
 	cfg := client.StreamConfig{Shards: 1, Durable: true, Fsync: clientFsync(mode)}
 	if _, err := c.CreateStream(ctx, s, cfg); err != nil {
 		return s, fmt.Errorf("felix/bench/workload: creating %s: %w", s, err)
 	}
 	return s, nil
+}
+
+// fresh names a stream or cache of kind no other workload of this
+// process, nor an earlier run, has used.
+func (t Target) fresh(kind string) client.Stream {
+	s := client.Stream{Tenant: t.Tenant, Namespace: t.Namespace,
+		Name: kind + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(streamSeq.Add(1), 10)}
+	if s.Tenant == "" {
+		s.Tenant = "bench"
+	}
+	if s.Namespace == "" {
+		s.Namespace = "bench"
+	}
+	return s
 }
 
 func clientFsync(m shardlog.FsyncMode) client.Fsync {

@@ -19,8 +19,8 @@ type benchCmd struct {
 	Log    benchLogCmd    `cmd:"" help:"The storage engine alone, in process: appends to one shard log, beside the disk's limit."`
 	Pub    benchPubCmd    `cmd:"" help:"Publish throughput and ack latency against a broker (one is started when --addr is empty)."`
 	E2e    benchE2ECmd    `cmd:"" name:"e2e" help:"Publish-to-delivery latency with 1 or N subscribers (a timestamp in each payload)."`
-	Cache  benchCacheCmd  `cmd:"" help:"Cache puts and gets, in process, beside bare log appends and reads."`
-	Group  benchGroupCmd  `cmd:"" help:"Consumer-group poll and ack, in process, beside a plain subscription draining the same records."`
+	Cache  benchCacheCmd  `cmd:"" help:"Cache gets and puts, a mix of them from N clients, against a broker (one is started when --addr is empty), beside TCP round trips of the same sizes."`
+	Group  benchGroupCmd  `cmd:"" help:"Consumer-group poll and ack with 1..N consumers against a broker, beside a plain subscription draining the same records."`
 	Matrix benchMatrixCmd `cmd:"" help:"The standard set of publish shapes and the disk suite, in one report (what docs/benchmarks.md shows)."`
 }
 
@@ -30,8 +30,11 @@ func benchContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// specer is a command's flags that make a workload.Spec.
+type specer interface{ spec() (workload.Spec, error) }
+
 // runInProcess runs a workload that needs only a directory.
-func runInProcess(shape *benchShape, out *benchOut, run func(ctx context.Context, s workload.Spec) ([]bench.Result, error)) error {
+func runInProcess(shape specer, out *benchOut, run func(ctx context.Context, s workload.Spec) ([]bench.Result, error)) error {
 	if err := out.check(); err != nil {
 		return err
 	}
@@ -50,7 +53,7 @@ func runInProcess(shape *benchShape, out *benchOut, run func(ctx context.Context
 }
 
 // runAgainstBroker runs a workload against --addr or an embedded broker.
-func runAgainstBroker(shape *benchShape, target benchTarget, out *benchOut,
+func runAgainstBroker(shape specer, target benchTarget, out *benchOut,
 	run func(ctx context.Context, t workload.Target, s workload.Spec) ([]bench.Result, error)) (err error) {
 	if err := out.check(); err != nil {
 		return err
@@ -134,32 +137,6 @@ type benchE2ECmd struct {
 func (c *benchE2ECmd) Run() error {
 	return runAgainstBroker(&c.benchShape, c.benchTarget, &c.benchOut, func(ctx context.Context, t workload.Target, s workload.Spec) ([]bench.Result, error) {
 		r, err := workload.E2E(ctx, t, s, nil)
-		return []bench.Result{r}, err
-	})
-}
-
-type benchCacheCmd struct {
-	benchShape
-	benchOut
-}
-
-func (c *benchCacheCmd) Run() error {
-	return runInProcess(&c.benchShape, &c.benchOut, func(ctx context.Context, s workload.Spec) ([]bench.Result, error) {
-		return workload.Cache(ctx, c.Dir, s, nil)
-	})
-}
-
-type benchGroupCmd struct {
-	benchShape
-	benchOut
-}
-
-func (c *benchGroupCmd) Run() error {
-	if c.Batch == 1 {
-		c.Batch = 64 // a poll of one record measures the poll, not the group
-	}
-	return runInProcess(&c.benchShape, &c.benchOut, func(ctx context.Context, s workload.Spec) ([]bench.Result, error) {
-		r, err := workload.Group(ctx, c.Dir, s, nil)
 		return []bench.Result{r}, err
 	})
 }

@@ -26,8 +26,12 @@ type benchBroker struct {
 }
 
 func startBenchBroker(t benchTarget, dir string, io ring.Mode) (*benchBroker, error) {
+	target, err := t.target()
+	if err != nil {
+		return nil, err
+	}
 	if t.Addr != "" {
-		return &benchBroker{target: workload.Target{Addr: t.Addr, Token: t.Token}}, nil
+		return &benchBroker{target: target}, nil
 	}
 	tmp, err := os.MkdirTemp(dir, "felix-bench-broker-")
 	if err != nil {

@@ -11,25 +11,42 @@ import (
 	"github.com/felixbroker/felix/ring"
 )
 
-// benchShape are the knobs every workload takes.
+// benchCommon are the knobs every workload takes.
+type benchCommon struct {
+	Size     string        `help:"Record (value) size: 128, 1KiB, 4KiB." default:"1KiB"`
+	Fsync    string        `help:"FsyncMode of the stream, log or cache: none, periodic[:interval], on_commit." default:"periodic"`
+	Duration time.Duration `help:"How long each measurement runs (0 with --count: until the count)." default:"5s"`
+	Count    int64         `help:"Records to move instead of a duration, all workers together (cache: operations; group: records to fill the stream with and drain)." default:"0"`
+	Baseline time.Duration `name:"baseline-duration" help:"How long each raw-limit baseline runs (at most --duration)." default:"2s"`
+	IO       string        `name:"io" help:"IO path of in-process workloads and the embedded broker: auto, io_uring, portable." default:"auto"`
+}
+
+// benchShape are the knobs of the publishing workloads (and of the disk
+// and log, which take the same shapes).
 type benchShape struct {
-	Size        string        `help:"Record (value) size: 128, 1KiB, 4KiB." default:"1KiB"`
+	benchCommon
 	Batch       int           `help:"Records per publish request or append." default:"1"`
 	Connections int           `help:"Client connections (0: one per publisher)." default:"0"`
 	Publishers  int           `help:"Concurrent publishers (or writers)." default:"1"`
-	Subscribers int           `help:"Concurrent subscribers (e2e) or consumers (group)." default:"1"`
+	Subscribers int           `help:"Concurrent subscribers (e2e)." default:"1"`
 	Inflight    int           `help:"Requests each publisher keeps unanswered (1: synchronous publish)." default:"1"`
-	Fsync       string        `help:"FsyncMode of the stream or log: none, periodic[:interval], on_commit." default:"periodic"`
-	Duration    time.Duration `help:"How long each measurement runs (0 with --count: until the count)." default:"5s"`
-	Count       int64         `help:"Records to move instead of a duration (all workers together)." default:"0"`
 	Rate        float64       `help:"Open loop: records per second, all publishers together; latency from each request's intended send time (0: closed loop)." default:"0"`
 	Warmup      time.Duration `help:"Publish this long, uncounted, before measuring (pub, e2e): a fresh stream's first segment is still being zero-filled." default:"0s"`
-	Baseline    time.Duration `name:"baseline-duration" help:"How long each raw-limit baseline runs (at most --duration)." default:"2s"`
-	IO          string        `name:"io" help:"IO path of in-process workloads and the embedded broker: auto, io_uring, portable." default:"auto"`
 }
 
 // spec turns the flags into a workload.Spec.
 func (f *benchShape) spec() (workload.Spec, error) {
+	s, err := f.benchCommon.spec()
+	s.Batch, s.Connections, s.Publishers, s.Subscribers = f.Batch, f.Connections, f.Publishers, f.Subscribers
+	s.Inflight, s.Rate, s.Warmup = f.Inflight, f.Rate, f.Warmup
+	if err != nil {
+		return s, err
+	}
+	return s.WithDefaults()
+}
+
+// spec turns the common flags into a workload.Spec, the rest zero.
+func (f *benchCommon) spec() (workload.Spec, error) {
 	var errs []error
 	size, err := workload.ParseSize(f.Size)
 	errs = append(errs, err)
@@ -41,23 +58,37 @@ func (f *benchShape) spec() (workload.Spec, error) {
 	if f.Count > 0 && !f.durationSet() {
 		duration = 0 // a count alone bounds the run
 	}
-	s := workload.Spec{RecordBytes: size, Batch: f.Batch, Connections: f.Connections, Publishers: f.Publishers,
-		Subscribers: f.Subscribers, Inflight: f.Inflight, Fsync: mode, Duration: duration, Count: f.Count, Rate: f.Rate,
-		Warmup: f.Warmup, BaselineDuration: f.Baseline, IO: io}
-	if err := errors.Join(errs...); err != nil {
-		return s, err
-	}
-	return s.WithDefaults()
+	s := workload.Spec{RecordBytes: size, Fsync: mode, Duration: duration, Count: f.Count, BaselineDuration: f.Baseline, IO: io}
+	return s, errors.Join(errs...)
 }
 
 // durationSet is whether --duration was given with a value other than its
 // default; with --count, the default duration does not bound the run.
-func (f *benchShape) durationSet() bool { return f.Duration != 5*time.Second }
+func (f *benchCommon) durationSet() bool { return f.Duration != 5*time.Second }
 
-// benchTarget is where the broker workloads send.
+// benchTarget is where the broker workloads send. Its TLS flags are the
+// client commands' (clientflags.go), without their environment
+// variables: with no --addr the embedded broker listens in the clear.
 type benchTarget struct {
-	Addr  string `help:"A running broker (or a cluster's seed); empty starts one on a temporary directory under --dir." placeholder:"HOST:PORT"`
-	Token string `help:"Token for a broker with authorization on." env:"FELIX_TOKEN"`
+	Addr    string `help:"A running broker (or a cluster's seed); empty starts one on a temporary directory under --dir." placeholder:"HOST:PORT"`
+	Token   string `help:"Token for a broker with authorization on." env:"FELIX_TOKEN"`
+	TLS     bool   `name:"tls" help:"Connect to --addr with TLS (the broker's --tls-addr)."`
+	TLSCA   string `name:"tls-ca" help:"PEM file of the CA that signed the broker's certificate (default: the system's roots)." type:"existingfile"`
+	TLSName string `name:"tls-server-name" help:"Name to verify the broker's certificate against (default: the host of --addr)."`
+}
+
+// target is the workload.Target of --addr, with its TLS configuration.
+func (t benchTarget) target() (workload.Target, error) {
+	wt := workload.Target{Addr: t.Addr, Token: t.Token}
+	if !t.TLS && t.TLSCA == "" {
+		return wt, nil
+	}
+	if t.Addr == "" {
+		return wt, fmt.Errorf("--tls needs --addr: the embedded broker listens in the clear")
+	}
+	cfg, err := (&brokerFlags{Addr: t.Addr, TLS: t.TLS, TLSCA: t.TLSCA, TLSName: t.TLSName}).tlsConfig()
+	wt.TLS = cfg
+	return wt, err
 }
 
 // benchOut is where results go.
