@@ -79,6 +79,18 @@ func (b *brokerFlags) stream(spec string) (client.Stream, error) {
 	return client.Stream{}, fmt.Errorf("stream %q: write namespace/name or tenant/namespace/name", spec)
 }
 
+// withClient dials, runs do within the --timeout, and closes.
+func (b *brokerFlags) withClient(do func(ctx context.Context, cl *client.Client) error) error {
+	ctx, cancel := b.context()
+	defer cancel()
+	cl, err := b.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return do(ctx, cl)
+}
+
 func (b *brokerFlags) context() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), b.Timeout)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -36,13 +37,6 @@ func (c *streamCreateCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
 	cfg := client.StreamConfig{Shards: c.Shards, Durable: c.Durable, Consistency: client.Consistency(c.Consistency),
 		ReplicationFactor: c.ReplicationFactor, Kind: client.StreamKind(c.Kind), Delivery: client.Delivery(c.Delivery),
 		Retention: client.Retention{MaxAge: c.RetentionMaxAge, MaxBytes: c.RetentionMaxBytes}}
@@ -54,12 +48,13 @@ func (c *streamCreateCmd) Run() error {
 	case "on_commit":
 		cfg.Fsync = client.Fsync{Kind: client.FsyncOnCommit}
 	}
-	info, err := cl.CreateStream(ctx, s, cfg)
-	if err != nil {
+	return c.withClient(func(ctx context.Context, cl *client.Client) error {
+		info, err := cl.CreateStream(ctx, s, cfg)
+		if err == nil {
+			printStreamInfo(info)
+		}
 		return err
-	}
-	printStreamInfo(info)
-	return nil
+	})
 }
 
 type streamListCmd struct {
@@ -68,21 +63,13 @@ type streamListCmd struct {
 }
 
 func (c *streamListCmd) Run() error {
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, err := c.dial(ctx)
-	if err != nil {
+	return c.withClient(func(ctx context.Context, cl *client.Client) error {
+		streams, err := cl.ListStreams(ctx, c.Tenant, c.Namespace)
+		for _, s := range streams {
+			fmt.Println(s.String())
+		}
 		return err
-	}
-	defer cl.Close()
-	streams, err := cl.ListStreams(ctx, c.Tenant, c.Namespace)
-	if err != nil {
-		return err
-	}
-	for _, s := range streams {
-		fmt.Println(s.String())
-	}
-	return nil
+	})
 }
 
 type streamDescribeCmd struct {
@@ -95,19 +82,13 @@ func (c *streamDescribeCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, err := c.dial(ctx)
-	if err != nil {
+	return c.withClient(func(ctx context.Context, cl *client.Client) error {
+		info, err := cl.DescribeStream(ctx, s)
+		if err == nil {
+			printStreamInfo(info)
+		}
 		return err
-	}
-	defer cl.Close()
-	info, err := cl.DescribeStream(ctx, s)
-	if err != nil {
-		return err
-	}
-	printStreamInfo(info)
-	return nil
+	})
 }
 
 type streamDeleteCmd struct {
@@ -120,18 +101,13 @@ func (c *streamDeleteCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	if err := cl.DeleteStream(ctx, s); err != nil {
-		return err
-	}
-	fmt.Printf("deleted %s\n", s)
-	return nil
+	return c.withClient(func(ctx context.Context, cl *client.Client) error {
+		if err := cl.DeleteStream(ctx, s); err != nil {
+			return err
+		}
+		fmt.Printf("deleted %s\n", s)
+		return nil
+	})
 }
 
 func printStreamInfo(info client.StreamInfo) {
