@@ -186,6 +186,11 @@ func TestCacheMixesGetsAndPutsOnABroker(t *testing.T) {
 	}
 	wantBaselines(t, get, "tcp")
 	wantBaselines(t, put, "tcp", "groupcommit")
+	for _, r := range rs { // each beside its kind's part of the same mix over bare TCP
+		if b := r.Baselines[0]; b.Workload != "tcp/loopback" || b.Params.Extra["gets"] != "30%" || b.Params.Connections != 4 {
+			t.Fatalf("%s beside %s %v", r.Workload, b.Workload, b.Params)
+		}
+	}
 	wantNoCaches(t, tg)
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
+	"sync"
 	"time"
 
 	"github.com/felixbroker/felix/bench"
@@ -20,9 +23,10 @@ import (
 // s.Rate makes the run open-loop in operations per second. Latency runs
 // from each operation's send (open-loop: its due time) to its answer.
 // RoleWorkload results "cache/get" and "cache/put", for the kinds the mix
-// has. Beside each: the TCP loopback request/answer of its frames' sizes
-// with as many connections, and beside the puts, when t.DataDir is set,
-// the disk's limit for s.Fsync with a writer per client.
+// has. Beside each: its kind's part of the same mix run against a bare
+// TCP answer server over loopback, a connection per client, frames of the
+// same sizes; beside the puts, when t.DataDir is set, the disk's limit
+// for s.Fsync with a writer per client.
 func Cache(ctx context.Context, t Target, s Spec, c CacheShape, b *Baselines) ([]bench.Result, error) {
 	s, c, err := cacheSpec(s, c)
 	if err != nil {
@@ -49,11 +53,8 @@ func Cache(ctx context.Context, t Target, s Spec, c CacheShape, b *Baselines) ([
 	}
 	for i := range rs {
 		rs[i].Machine = t.machineOf()
-		if err := addCacheBaselines(ctx, &rs[i], t, s, c, b); err != nil {
-			return nil, err
-		}
 	}
-	return rs, nil
+	return rs, addCacheBaselines(ctx, rs, t, s, c, b)
 }
 
 // dropCache removes a workload's cache, on a context of its own: the
@@ -108,34 +109,98 @@ func uvarintBytes(v int) int {
 	return binary.PutUvarint(b[:], uint64(v))
 }
 
-// addCacheBaselines sets beside r (a cache/get or cache/put result) the
-// TCP request/answer of its frames with s.Publishers connections, paced
-// at its share of the rate and bounded by its count; beside puts, with
-// t.DataDir, the disk's limit for s.Fsync with one writer per client.
-func addCacheBaselines(ctx context.Context, r *bench.Result, t Target, s Spec, c CacheShape, b *Baselines) error {
-	share := c.GetPercent
-	if r.Workload == cachePut {
-		share = 100 - share
-	}
-	ts := s
-	ts.Rate = s.Rate * float64(share) / 100
-	if s.Count > 0 {
-		ts.Count = max(1, r.Records)
-	}
-	req, ans := cacheFrames(r.Workload, s.RecordBytes)
-	key := fmt.Sprintf("tcp %s %s rate=%g count=%d %d/%d", r.Workload, s.params(), ts.Rate, ts.Count, req, ans)
-	tcp, err := b.get(key, func() (bench.Result, error) { return TCPRequestAnswer(ctx, ts, req, ans) })
+// addCacheBaselines sets beside each result (cache/get and cache/put) its
+// kind's part of the same mix against a bare TCP answer server, frames of
+// the same sizes; beside the puts, with t.DataDir, the disk's limit for
+// s.Fsync with one writer per client.
+func addCacheBaselines(ctx context.Context, rs []bench.Result, t Target, s Spec, c CacheShape, b *Baselines) error {
+	tcp, err := tcpCacheBaselines(ctx, s, c)
 	if err != nil {
 		return err
 	}
-	r.AddBaseline("tcp", tcp)
-	if r.Workload != cachePut || t.DataDir == "" {
-		return nil
+	for i := range rs {
+		rs[i].AddBaseline("tcp", tcp[rs[i].Workload])
+		if rs[i].Workload != cachePut || t.DataDir == "" {
+			continue
+		}
+		name, d, err := diskBaseline(ctx, b, t.DataDir, s, s.Publishers)
+		if err != nil {
+			return err
+		}
+		rs[i].AddBaseline(name, d)
 	}
-	name, d, err := diskBaseline(ctx, b, t.DataDir, s, s.Publishers)
-	if err != nil {
-		return err
-	}
-	r.AddBaseline(name, d)
 	return nil
+}
+
+// tcpCacheBaselines runs the mix of s and c, bounded by the baseline
+// duration, over s.Publishers loopback connections to a bare answer
+// server: RoleBaseline results "tcp/loopback", by kind.
+func tcpCacheBaselines(ctx context.Context, s Spec, c CacheShape) (map[string]bench.Result, error) {
+	srv, err := startAnswerServer()
+	if err != nil {
+		return nil, err
+	}
+	defer srv.close()
+	conns, err := srv.dial(s.Publishers)
+	if err != nil {
+		return nil, err
+	}
+	ops := newTCPCache(conns, s.RecordBytes)
+	defer ops.close()
+	stop := context.AfterFunc(ctx, ops.close)
+	defer stop()
+	params := cacheParams(s, c)
+	params.Connections = s.Publishers
+	params = withExtra(params, "get_bytes", fmt.Sprintf("%d/%d", len(ops.getReq), ops.getAnswer),
+		"put_bytes", fmt.Sprintf("%d/%d", len(ops.putReq), ops.putAnswer))
+	return mixBaselines(ctx, s, c, ops, false, "tcp/loopback", "tcp/loopback", params)
+}
+
+// tcpCache answers the mix from a bare answer server, a connection per
+// worker: a get sends a get's request and reads a value's answer, a put
+// the other way round.
+type tcpCache struct {
+	conns                []net.Conn
+	getReq, putReq       []byte
+	getAnswer, putAnswer int
+	answers              [][]byte // one per worker
+	valueBytes           int
+	closeOnce            sync.Once
+}
+
+func newTCPCache(conns []net.Conn, valueBytes int) *tcpCache {
+	getReq, getAnswer := cacheFrames(cacheGet, valueBytes)
+	putReq, putAnswer := cacheFrames(cachePut, valueBytes)
+	o := &tcpCache{conns: conns, getReq: answerRequest(getReq, getAnswer), putReq: answerRequest(putReq, putAnswer),
+		getAnswer: getAnswer, putAnswer: putAnswer, valueBytes: valueBytes}
+	for range conns {
+		o.answers = append(o.answers, make([]byte, max(getAnswer, putAnswer)))
+	}
+	return o
+}
+
+func (o *tcpCache) get(w int, _ []byte) (int, bool, error) {
+	if err := o.roundTrip(w, o.getReq, o.getAnswer); err != nil {
+		return 0, false, err
+	}
+	return o.valueBytes, true, nil
+}
+
+func (o *tcpCache) put(w int, _, _ []byte) error { return o.roundTrip(w, o.putReq, o.putAnswer) }
+
+func (o *tcpCache) roundTrip(w int, req []byte, answer int) error {
+	c := o.conns[w%len(o.conns)]
+	if _, err := c.Write(req); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(c, o.answers[w%len(o.conns)][:answer])
+	return err
+}
+
+func (o *tcpCache) close() {
+	o.closeOnce.Do(func() {
+		for _, c := range o.conns {
+			c.Close()
+		}
+	})
 }

@@ -16,10 +16,10 @@ import (
 // CacheInProcess is Cache without a broker or a network: a cache store in
 // this process on a fresh directory under dir (removed afterwards),
 // through a ring driver of s.IO, the same mix called by s.Publishers
-// workers. Beside the puts: appends of the same records, one at a time
-// per worker, to a bare shard log (log/append); beside the gets: reads of
-// one record at random offsets of it (log/read). What it tells, set
-// beside Cache: how much of an operation's cost is the store's.
+// workers. Beside it, the same mix on a bare shard log: puts are appends
+// of the same records (log/append), gets reads of one record at random
+// offsets (log/read). What it tells, set beside Cache: how much of an
+// operation's cost is the store's.
 func CacheInProcess(ctx context.Context, dir string, s Spec, c CacheShape) ([]bench.Result, error) {
 	s, c, err := cacheSpec(s, c)
 	if err != nil {
@@ -37,18 +37,14 @@ func CacheInProcess(ctx context.Context, dir string, s Spec, c CacheShape) ([]be
 	if err != nil {
 		return nil, err
 	}
-	appendBase, readBase, err := rawLogBaselines(ctx, dir, s, params)
+	base, err := rawLogBaselines(ctx, dir, s, c, params)
 	if err != nil {
 		return nil, err
 	}
 	machine := bench.DescribeMachine(dir)
 	for i := range rs {
 		rs[i].Machine = &machine
-		if rs[i].Workload == cachePut {
-			rs[i].AddBaseline("log/append", appendBase)
-		} else {
-			rs[i].AddBaseline("log/read", readBase)
-		}
+		rs[i].AddBaseline(base[rs[i].Workload].Workload, base[rs[i].Workload])
 	}
 	return rs, nil
 }

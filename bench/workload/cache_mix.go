@@ -78,28 +78,73 @@ const (
 // each kind the mix has, gets first, with params (and the gets' misses)
 // and without baselines.
 func measureCache(ctx context.Context, s Spec, c CacheShape, ops cacheOps, params bench.Params) ([]bench.Result, error) {
-	value := pattern(s.RecordBytes)
-	if c.GetPercent > 0 {
-		if err := preload(ctx, s, c, ops, value); err != nil {
-			return nil, err
-		}
-	}
-	m := newCacheMix(s, c, ops, value)
-	stop := progress(s, "cache", m)
-	pm, err := bench.RunPipeline(ctx, s.load(s.Publishers), 1, nil, m)
-	stop()
+	run, err := runMix(ctx, s, "cache", c, ops, c.GetPercent > 0)
 	if err != nil {
 		return nil, err
 	}
+	return run.results(bench.RoleWorkload, cacheGet, cachePut, params), nil
+}
+
+// mixBaselines runs the same mix through the raw path ops (writing every
+// key first when preloadFirst and the mix has gets), bounded by the
+// baseline duration, and names its kinds' results getName and putName,
+// keyed by kind.
+func mixBaselines(ctx context.Context, s Spec, c CacheShape, ops cacheOps, preloadFirst bool, getName, putName string,
+	params bench.Params) (map[string]bench.Result, error) {
+	s.Duration = baselineDuration(s)
+	run, err := runMix(ctx, s, "baseline", c, ops, preloadFirst && c.GetPercent > 0)
+	if err != nil {
+		return nil, err
+	}
+	return run.byKind(bench.RoleBaseline, getName, putName, params), nil
+}
+
+// mixRun is one run of a mix: its clock and what each kind did.
+type mixRun struct {
+	c  CacheShape
+	pm bench.Measurement
+	m  *cacheMix
+}
+
+// runMix writes every key first when preloadFirst, then runs the mix.
+func runMix(ctx context.Context, s Spec, label string, c CacheShape, ops cacheOps, preloadFirst bool) (mixRun, error) {
+	value := pattern(s.RecordBytes)
+	if preloadFirst {
+		if err := preload(ctx, s, label+"/preload", c, ops, value); err != nil {
+			return mixRun{}, err
+		}
+	}
+	m := newCacheMix(s, c, ops, value)
+	stop := progress(s, label, m)
+	pm, err := bench.RunPipeline(ctx, s.load(s.Publishers), 1, nil, m)
+	stop()
+	return mixRun{c: c, pm: pm, m: m}, err
+}
+
+// results are the kinds the mix has, gets first, of role and named
+// getName and putName; the gets' carry their misses.
+func (r mixRun) results(role bench.Role, getName, putName string, params bench.Params) []bench.Result {
+	byKind := r.byKind(role, getName, putName, params)
 	var out []bench.Result
-	if c.GetPercent > 0 {
-		p := withExtra(params, "misses", strconv.FormatInt(m.misses(), 10))
-		out = append(out, bench.NewResult(cacheGet, bench.RoleWorkload, p, measurementOf(pm, m.gets)))
+	for _, kind := range []string{cacheGet, cachePut} {
+		if res, ok := byKind[kind]; ok {
+			out = append(out, res)
+		}
 	}
-	if c.GetPercent < 100 {
-		out = append(out, bench.NewResult(cachePut, bench.RoleWorkload, params, measurementOf(pm, m.puts)))
+	return out
+}
+
+// byKind is results keyed by kind (cacheGet, cachePut).
+func (r mixRun) byKind(role bench.Role, getName, putName string, params bench.Params) map[string]bench.Result {
+	out := map[string]bench.Result{}
+	if r.c.GetPercent > 0 {
+		p := withExtra(params, "misses", strconv.FormatInt(r.m.misses(), 10))
+		out[cacheGet] = bench.NewResult(getName, role, p, measurementOf(r.pm, r.m.gets))
 	}
-	return out, nil
+	if r.c.GetPercent < 100 {
+		out[cachePut] = bench.NewResult(putName, role, params, measurementOf(r.pm, r.m.puts))
+	}
+	return out
 }
 
 func cacheParams(s Spec, c CacheShape) bench.Params {
@@ -116,14 +161,14 @@ func measurementOf(pm bench.Measurement, rec *bench.Recorder) bench.Measurement 
 
 // preload puts every key once, cachePreloadWorkers (at least one per
 // client) at a time, uncounted: worker w writes keys w, w+workers, ...
-func preload(ctx context.Context, s Spec, c CacheShape, ops cacheOps, value []byte) error {
+func preload(ctx context.Context, s Spec, label string, c CacheShape, ops cacheOps, value []byte) error {
 	workers := preloadWorkers(s, c)
 	keys, next := make([][]byte, workers), make([]int, workers)
 	for w := range keys {
 		keys[w], next[w] = make([]byte, 0, cacheKeyBytes), w
 	}
 	rec := bench.NewRecorder(workers)
-	stop := progress(s, "cache/preload", rec)
+	stop := progress(s, label, rec)
 	defer stop()
 	_, err := bench.Run(ctx, bench.Load{Workers: workers, Ops: int64(c.Keys)}, rec, func(w int) (int64, int64, error) {
 		keys[w] = appendKey(keys[w][:0], next[w])

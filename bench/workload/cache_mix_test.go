@@ -41,3 +41,21 @@ func TestKeysAreFixedWidth(t *testing.T) {
 		}
 	}
 }
+
+// The TCP baseline runs the same mix: the same count splits the same way.
+func TestTheTCPBaselineRunsTheSameMix(t *testing.T) {
+	s, c, err := cacheSpec(Spec{RecordBytes: 512, Publishers: 3, Count: 1000, BaselineDuration: time.Minute},
+		CacheShape{GetPercent: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := tcpCacheBaselines(testContext(t), s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get, put := base[cacheGet], base[cachePut]
+	// 1000 calls over 3 workers: 334, 333, 333; 30% of each is 100, 99, 99.
+	if get.Records != 298 || put.Records != 702 || get.Bytes != 298*512 || get.Role != "baseline" {
+		t.Fatalf("tcp mix: %d gets (%d bytes), %d puts; want 298 and 702", get.Records, get.Bytes, put.Records)
+	}
+}

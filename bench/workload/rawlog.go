@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/felixbroker/felix/bench"
 	"github.com/felixbroker/felix/engine/shardlog"
@@ -12,59 +11,63 @@ import (
 // readRecordBytesMax is how much one raw read asks for beyond the record.
 const readRecordBytesMax = 256
 
-// rawLogBaselines measures a bare shard log under dir with s's records
-// and workers: appends of one record at a time (as the cache's puts) and
-// reads of one record at random offsets (as its gets), each for the
-// baseline duration. RoleBaseline results named "log/append" and
-// "log/read".
-func rawLogBaselines(ctx context.Context, dir string, s Spec, params bench.Params) (appendRes, readRes bench.Result, err error) {
+// rawLogBaselines runs the mix of s and c, bounded by the baseline
+// duration, on a bare shard log in a fresh directory under dir: a put is
+// an append of the same record, waiting for its commit at s.Fsync; a get
+// a read of one record at a random offset; the log is first filled with a
+// record per key when the mix has gets, as the cache is. RoleBaseline
+// results "log/append" and "log/read", by kind.
+func rawLogBaselines(ctx context.Context, dir string, s Spec, c CacheShape, params bench.Params) (map[string]bench.Result, error) {
 	l, driver, cleanup, err := openLog(dir, "rawlog", s)
 	if err != nil {
-		return appendRes, readRes, err
+		return nil, err
 	}
 	defer cleanup()
-	load := s.load(s.Publishers)
-	load.Duration, load.Ops = baselineDuration(s), 0
 	params.IOPath = string(driver.Kind())
-	rec := bench.NewRecorder(s.Publishers)
-	stop := progress(s, "log/append", rec)
-	m, err := bench.RunPipeline(ctx, load, s.Inflight, rec, newAppendPipe(l, s))
-	stop()
-	if err != nil {
-		return appendRes, readRes, err
-	}
-	appendRes = bench.NewResult("log/append", bench.RoleBaseline, params, m)
-	readRes, err = rawReads(ctx, l, s, load, params)
-	return appendRes, readRes, err
+	ops := newRawLogCache(l, max(s.Publishers, preloadWorkers(s, c)), s.RecordBytes)
+	return mixBaselines(ctx, s, c, ops, true, "log/read", "log/append", params)
 }
 
-// rawReads reads one record at a time at random offsets of l.
-func rawReads(ctx context.Context, l *shardlog.Log, s Spec, load bench.Load, params bench.Params) (bench.Result, error) {
-	end := l.End()
+// rawLogCache is the mix on a bare log; worker w owns its entry, waiter,
+// read buffer and random state.
+type rawLogCache struct {
+	log        *shardlog.Log
+	entries    [][]shardlog.Entry
+	waiters    []chanWaiter
+	bufs       [][]byte
+	rngs       []uint64
+	readMax    int
+	valueBytes int
+}
+
+func newRawLogCache(l *shardlog.Log, workers, valueBytes int) *rawLogCache {
+	o := &rawLogCache{log: l, readMax: valueBytes + readRecordBytesMax, valueBytes: valueBytes}
+	for w := range workers {
+		o.entries = append(o.entries, make([]shardlog.Entry, 1))
+		o.waiters = append(o.waiters, make(chanWaiter, 1))
+		o.bufs = append(o.bufs, make([]byte, 0, o.readMax))
+		o.rngs = append(o.rngs, uint64(w)*0x9E3779B97F4A7C15+7)
+	}
+	return o
+}
+
+func (o *rawLogCache) put(w int, key, value []byte) error {
+	o.entries[w][0] = shardlog.Entry{Key: key, Value: value}
+	if _, err := o.log.Append(o.entries[w], 1, o.waiters[w]); err != nil {
+		return err
+	}
+	return <-o.waiters[w]
+}
+
+func (o *rawLogCache) get(w int, _ []byte) (int, bool, error) {
+	end := o.log.End()
 	if end == 0 {
-		return bench.Result{}, fmt.Errorf("felix/bench/workload: log/read: the append baseline wrote nothing")
+		return 0, false, fmt.Errorf("felix/bench/workload: log/read: nothing was appended to read")
 	}
-	bufs := make([][]byte, s.Publishers)
-	rngs := make([]uint64, s.Publishers)
-	for w := range rngs {
-		rngs[w] = uint64(w)*0x9E3779B97F4A7C15 + 7
-		bufs[w] = make([]byte, 0, s.RecordBytes+readRecordBytesMax)
-	}
-	op := func(w int) (int64, int64, error) {
-		from := int64(xorshift(&rngs[w]) % uint64(end))
-		if _, _, err := l.Read(from, s.RecordBytes+readRecordBytesMax, bufs[w][:0]); err != nil {
-			return 0, 0, err
-		}
-		return 1, int64(s.RecordBytes), nil
-	}
-	rec := bench.NewRecorder(s.Publishers)
-	stop := progress(s, "log/read", rec)
-	defer stop()
-	load.Rate = s.Rate
-	m, err := bench.Run(ctx, load, rec, op)
+	buf, _, err := o.log.Read(int64(xorshift(&o.rngs[w])%uint64(end)), o.readMax, o.bufs[w][:0])
 	if err != nil {
-		return bench.Result{}, err
+		return 0, false, err
 	}
-	params = withExtra(params, "records", strconv.FormatInt(end, 10))
-	return bench.NewResult("log/read", bench.RoleBaseline, params, m), nil
+	o.bufs[w] = buf[:0]
+	return o.valueBytes, true, nil // every record holds a value of that size
 }

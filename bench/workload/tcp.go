@@ -2,7 +2,7 @@ package workload
 
 import (
 	"context"
-
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -30,25 +30,25 @@ func publishFrameBytes(s Spec) int {
 // TCPRequestAnswer measures the raw limit of the network path for s's
 // shape: s.Publishers loopback connections to a bare Go server, each
 // keeping s.Inflight requests of requestBytes in flight; the server reads
-// each request whole and writes answerBytes back (an ack's size for a
-// publish; the request itself, an echo, for a delivery). Paced and bounded
+// each request whole (its first 8 bytes say its length, as a frame's
+// header does) and writes answerBytes back (an ack's size for a publish;
+// the request itself, an echo, for a delivery). Paced and bounded
 // as the workload is (rate, duration capped at s.BaselineDuration), and
 // counted in the workload's records and bytes, so every figure compares.
 // A RoleBaseline named "tcp/loopback".
 func TCPRequestAnswer(ctx context.Context, s Spec, requestBytes, answerBytes int) (bench.Result, error) {
-	srv, err := startAnswerServer(requestBytes, answerBytes)
+	srv, err := startAnswerServer()
 	if err != nil {
 		return bench.Result{}, err
 	}
 	defer srv.close()
-	p := &tcpPipe{req: make([]byte, requestBytes), records: int64(s.Batch), bytes: int64(s.Batch * s.RecordBytes)}
+	conns, err := srv.dial(s.Publishers)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	p := &tcpPipe{conns: conns, req: answerRequest(requestBytes, answerBytes), records: int64(s.Batch),
+		bytes: int64(s.Batch * s.RecordBytes)}
 	for range s.Publishers {
-		c, err := net.Dial("tcp", srv.ln.Addr().String())
-		if err != nil {
-			p.close()
-			return bench.Result{}, fmt.Errorf("felix/bench/workload: tcp baseline: %w", err)
-		}
-		p.conns = append(p.conns, c)
 		p.answers = append(p.answers, make([]byte, answerBytes))
 	}
 	defer p.close()
@@ -109,8 +109,14 @@ func (p *tcpPipe) close() {
 	})
 }
 
-// answerServer reads fixed-size requests and answers each with a fixed
-// number of bytes: the least any broker could do.
+// answerServer reads requests and answers each with as many bytes as it
+// asks for: the least any broker could do. A request starts with a
+// header, as a frame does: its own length and its answer's, little-endian
+// u32 each.
+//
+//	+----------------------+---------------------+------------------+
+//	| request bytes (u32)  | answer bytes (u32)  | the rest         |
+//	+----------------------+---------------------+------------------+
 type answerServer struct {
 	ln    net.Listener
 	wg    sync.WaitGroup
@@ -118,18 +124,50 @@ type answerServer struct {
 	conns []net.Conn
 }
 
-func startAnswerServer(requestBytes, answerBytes int) (*answerServer, error) {
+// Limits of the answer server: a request header, and what one request
+// or answer may ask for (a frame's bound, with room for headers).
+const (
+	answerHeaderBytes = 8
+	answerBytesMax    = 8 << 20
+)
+
+// answerRequest is a request of requestBytes (at least its header)
+// asking for answerBytes.
+func answerRequest(requestBytes, answerBytes int) []byte {
+	req := make([]byte, max(requestBytes, answerHeaderBytes))
+	binary.LittleEndian.PutUint32(req[0:4], uint32(len(req)))
+	binary.LittleEndian.PutUint32(req[4:8], uint32(answerBytes))
+	return req
+}
+
+func startAnswerServer() (*answerServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("felix/bench/workload: tcp baseline: %w", err)
 	}
 	s := &answerServer{ln: ln}
 	s.wg.Add(1)
-	go s.accept(requestBytes, answerBytes)
+	go s.accept()
 	return s, nil
 }
 
-func (s *answerServer) accept(requestBytes, answerBytes int) {
+// dial opens n connections to the server; the caller closes them.
+func (s *answerServer) dial(n int) ([]net.Conn, error) {
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("tcp", s.ln.Addr().String())
+		if err != nil {
+			for _, c := range conns {
+				c.Close()
+			}
+			return nil, fmt.Errorf("felix/bench/workload: tcp baseline: %w", err)
+		}
+		conns = append(conns, c)
+	}
+	return conns, nil
+}
+
+func (s *answerServer) accept() {
 	defer s.wg.Done()
 	for {
 		c, err := s.ln.Accept()
@@ -142,14 +180,26 @@ func (s *answerServer) accept(requestBytes, answerBytes int) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			serveAnswers(c, requestBytes, answerBytes)
+			serveAnswers(c)
 		}()
 	}
 }
 
-func serveAnswers(c net.Conn, requestBytes, answerBytes int) {
-	req, ans := make([]byte, requestBytes), make([]byte, answerBytes)
+// serveAnswers answers c's requests until it closes or asks for more
+// than answerBytesMax.
+func serveAnswers(c net.Conn) {
+	var head [answerHeaderBytes]byte
+	var req, ans []byte
 	for {
+		if _, err := io.ReadFull(c, head[:]); err != nil {
+			return
+		}
+		reqBytes := int(binary.LittleEndian.Uint32(head[0:4])) - answerHeaderBytes
+		ansBytes := int(binary.LittleEndian.Uint32(head[4:8]))
+		if reqBytes < 0 || reqBytes > answerBytesMax || ansBytes > answerBytesMax {
+			return
+		}
+		req, ans = grow(req, reqBytes), grow(ans, ansBytes)
 		if _, err := io.ReadFull(c, req); err != nil {
 			return
 		}
@@ -157,6 +207,14 @@ func serveAnswers(c net.Conn, requestBytes, answerBytes int) {
 			return
 		}
 	}
+}
+
+// grow returns b resliced to n bytes, reallocated only when too small.
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
 }
 
 func (s *answerServer) close() {
