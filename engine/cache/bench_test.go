@@ -253,7 +253,7 @@ func BenchmarkIndexMemory(b *testing.B) {
 		before := heapAfter()
 		ix := newIndex()
 		for i, k := range keys {
-			ix.set(keyHash(k), k, slotMain, int64(i))
+			ix.set(ix.fingerprint(keyHash(k), k), k, slotMain, int64(i), false)
 		}
 		perKey = float64(heapAfter()-before) / n
 		runtime.KeepAlive(ix)

@@ -29,16 +29,17 @@ func (c *Cache) Shards() int { return len(c.shards) }
 // shards, the same rule a keyed publish follows.
 func (c *Cache) ShardFor(key []byte) int { return engine.ShardFor(key, len(c.shards)) }
 
-// route checks the key and returns its shard and hash.
-func (c *Cache) route(key []byte) (*shard, uint64, error) {
+// route checks the key and returns its shard and its fingerprint there.
+func (c *Cache) route(key []byte) (*shard, fingerprint, error) {
 	switch {
 	case len(key) == 0:
-		return nil, 0, ErrEmptyKey
+		return nil, fingerprint{}, ErrEmptyKey
 	case len(key) > c.store.opts.KeyBytesMax:
-		return nil, 0, fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLarge, len(key), c.store.opts.KeyBytesMax)
+		return nil, fingerprint{}, fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLarge, len(key), c.store.opts.KeyBytesMax)
 	}
 	h := keyHash(key)
-	return c.shards[int(h%uint64(len(c.shards)))], h, nil
+	sh := c.shards[int(h%uint64(len(c.shards)))]
+	return sh, sh.ix.fingerprint(h, key), nil
 }
 
 // owned asks the Ownership seam whether this broker leads the shard: every
@@ -57,11 +58,11 @@ func (c *Cache) nowNanos() int64 { return c.store.opts.Now().UnixNano() }
 // same key is in flight, for that write's commit.
 func (c *Cache) Get(key, dst []byte) (Item, error) {
 	c.store.ops.count(OpGet)
-	sh, h, err := c.route(key)
+	sh, fp, err := c.route(key)
 	if err != nil {
 		return Item{}, err
 	}
-	it, err := sh.get(h, key, dst)
+	it, err := sh.get(fp, key, dst)
 	if it.Found {
 		c.store.ops.hits.Add(1)
 	}
@@ -87,7 +88,7 @@ func (c *Cache) Put(key, value []byte, opts PutOptions) (Written, error) {
 // key and value are copied before it returns.
 func (c *Cache) PutAsync(key, value []byte, opts PutOptions, w WriteWaiter) error {
 	c.store.ops.count(OpPut)
-	sh, h, err := c.route(key)
+	sh, fp, err := c.route(key)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func (c *Cache) PutAsync(key, value []byte, opts PutOptions, w WriteWaiter) erro
 	if err := c.owned(sh.index); err != nil {
 		return err
 	}
-	return sh.put(h, key, value, expiresAt, opts.Cond, w)
+	return sh.put(fp, key, value, expiresAt, opts.Cond, w)
 }
 
 // expiry resolves a put's expiry to an absolute time (0: none).
@@ -134,14 +135,14 @@ func (c *Cache) Delete(key []byte, cond Condition) (Written, error) {
 // is appended w is told before DeleteAsync returns.
 func (c *Cache) DeleteAsync(key []byte, cond Condition, w WriteWaiter) error {
 	c.store.ops.count(OpDelete)
-	sh, h, err := c.route(key)
+	sh, fp, err := c.route(key)
 	if err != nil {
 		return err
 	}
 	if err := c.owned(sh.index); err != nil {
 		return err
 	}
-	return sh.del(h, key, cond, w)
+	return sh.del(fp, key, cond, w)
 }
 
 // ShardStats is a shard's size and work, for metrics.

@@ -50,7 +50,7 @@ func (c *Cache) Compact() (CompactStats, error) {
 // expiredEntry is an index entry whose record compaction dropped as
 // expired; the entry goes once the swap is done.
 type expiredEntry struct {
-	h   uint64
+	fp  fingerprint
 	key []byte
 	off int64
 }
@@ -77,12 +77,12 @@ func (sh *shard) compactValues() (shardlog.CompactionStats, int64, error) {
 		if isDelete(r) {
 			return false
 		}
-		h := keyHash(r.Key)
-		if !sh.stillNames(h, r.Key, r.Offset) {
+		fp := sh.ix.fingerprint(keyHash(r.Key), r.Key)
+		if !sh.stillNames(fp, r.Key, r.Offset) {
 			return false
 		}
 		if _, exp, err := valueOf(r); err == nil && expired(exp, now) {
-			gone = append(gone, expiredEntry{h: h, key: append([]byte(nil), r.Key...), off: r.Offset})
+			gone = append(gone, expiredEntry{fp: fp, key: append([]byte(nil), r.Key...), off: r.Offset})
 			return false
 		}
 		return true
@@ -120,10 +120,10 @@ func (sh *shard) sweep(gone []expiredEntry) {
 	sh.ixMu.Lock()
 	defer sh.ixMu.Unlock()
 	for _, e := range gone {
-		if o, ok := sh.ix.collided(e.key); ok && o == e.off {
-			sh.ix.remove(e.h, e.key, slotCollide)
-		} else if o, ok := sh.ix.main[e.h]; ok && o == e.off {
-			sh.ix.remove(e.h, e.key, slotMain)
+		if c, ok := sh.ix.collided(e.key); ok && c.off == e.off {
+			sh.ix.remove(e.fp, e.key, slotCollide)
+		} else if m, ok := sh.ix.main[e.fp.key()]; ok && m.off() == e.off {
+			sh.ix.remove(e.fp, e.key, slotMain)
 		}
 	}
 }

@@ -36,22 +36,33 @@
 // # The index
 //
 // Each shard keeps, in memory, key -> offset of the record holding the
-// key's live value: a map from the key's 64-bit xxh3 hash to the offset
-// (16 bytes a slot; about 38 bytes a key at a million keys, against 80
-// for a map[string]int64), and for the rare second key of a shared hash a
-// collision map keyed by the whole key. No key is stored: an entry is
-// confirmed by reading the key of the record it names. Every get reads the
-// record anyway; a writer reads it before taking the writer lock (so the
-// writers of a shard read in parallel) and uses what it read if the entry
-// still names that offset, or finds it in the ring of its writes not yet
-// visible. Expiry is not in the index either: it is in the record. The
-// index is rebuilt at open by replaying the log (BenchmarkRebuild gives
-// the rate: a key overwritten since the last compaction costs a read).
+// key's live value: a map from the key's 64-bit xxh3 hash to an entry of
+// the offset, a second 31-bit hash of the key (xxh3 seeded with a seed
+// drawn at open, the check) and a flag saying whether the value has an
+// expiry (20 bytes a slot; about 45 bytes a key at a million keys, against
+// 80 for a map[string]int64), and for the rare second key of a shared hash
+// a collision map keyed by the whole key. No key is stored.
 //
-// A write, under the shard's writer lock: read the key's state (index,
-// then its record), check the condition (a *PreconditionError carries the
-// current offset), point the index at the offset the append will get, then
-// append. So the index always names the newest write, and a get that finds
+//	main:    hash (u64, as 2 x u32) -> offLo u32 | offHi u32 | check (bits 1-31) | expires (bit 0)
+//	collide: key (string) -> fingerprint, offset, expires
+//
+// A writer trusts an entry whose check matches as its key's: a wrong
+// answer needs two keys of a shard sharing 95 bits of hash (about n^2/2^96
+// for n keys: 1.3e-17 at a million), and a new seed at each open keeps any
+// pair from doing so on every run. So a put or delete over a value with no
+// expiry reads nothing: its value is live and its record present. One over
+// a value with an expiry reads the record, for the expiry (before taking
+// the writer lock, so the writers of a shard read in parallel, using it if
+// the entry still names that offset; or from the ring of its writes not yet
+// visible), and that read confirms the key by the record's. A get reads the
+// record anyway and confirms every main entry by its key, so a get never
+// answers with another key's value. The index is rebuilt at open by
+// replaying the log (BenchmarkRebuild gives the rate).
+//
+// A write, under the shard's writer lock: read the key's state (the
+// index; the record only for an expiry), check the condition (a
+// *PreconditionError carries the current offset), point the index at the
+// offset the append will get, then append. So the index always names the newest write, and a get that finds
 // an offset not yet visible waits for that commit (one group commit at
 // most) rather than answer from a write a crash could lose.
 //

@@ -32,8 +32,9 @@ func putReadBuf(b *readBuf) {
 // get looks the key up and reads its record, appending the value to dst.
 // A read racing a write of the same key waits for that write's commit; a
 // lookup that loses a race with a later write (its record superseded and
-// compacted away meanwhile) looks again.
-func (sh *shard) get(h uint64, key, dst []byte) (Item, error) {
+// compacted away meanwhile) looks again. A main entry is confirmed by the
+// record's key, so a get never answers with another key's value.
+func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
 	buf := readBufs.Get().(*readBuf)
 	defer putReadBuf(buf)
 	for {
@@ -41,30 +42,30 @@ func (sh *shard) get(h uint64, key, dst []byte) (Item, error) {
 			return Item{}, err
 		}
 		sh.ixMu.RLock()
-		off, certain, ok := sh.ix.candidate(h, key)
+		f := sh.ix.lookup(fp, key)
 		sh.ixMu.RUnlock()
-		if !ok {
+		if !f.ok {
 			return Item{}, nil
 		}
-		if off >= sh.log.End() {
-			if err := sh.waitVisible(off); err != nil {
+		if f.off >= sh.log.End() {
+			if err := sh.waitVisible(f.off); err != nil {
 				return Item{}, err
 			}
 			continue
 		}
-		r, out, present, err := sh.readRecord(off, buf.b[:0])
+		r, out, present, err := sh.readRecord(f.off, buf.b[:0])
 		buf.b = out[:0]
 		if err != nil {
 			return Item{}, err
 		}
 		if !present {
-			if sh.stillNames(h, key, off) {
+			if sh.stillNames(fp, key, f.off) {
 				return Item{}, nil // expired, and compaction removed it
 			}
 			continue
 		}
-		if !certain && !keyIs(r.Key, key) {
-			return Item{}, nil // the hash belongs to another key
+		if !f.exact && !keyIs(r.Key, key) {
+			return Item{}, nil // the fingerprint belongs to another key
 		}
 		value, exp, err := valueOf(&r)
 		if err != nil {
@@ -73,12 +74,12 @@ func (sh *shard) get(h uint64, key, dst []byte) (Item, error) {
 		if expired(exp, sh.c.nowNanos()) {
 			return Item{}, nil
 		}
-		return Item{Found: true, Offset: off, ExpiresAt: exp, Value: append(dst, value...)}, nil
+		return Item{Found: true, Offset: f.off, ExpiresAt: exp, Value: append(dst, value...)}, nil
 	}
 }
 
-func (sh *shard) stillNames(h uint64, key []byte, off int64) bool {
+func (sh *shard) stillNames(fp fingerprint, key []byte, off int64) bool {
 	sh.ixMu.RLock()
 	defer sh.ixMu.RUnlock()
-	return sh.ix.names(h, key, off)
+	return sh.ix.names(fp, key, off)
 }

@@ -42,8 +42,8 @@ func (sh *shard) replay(r *segment.Record, now int64) error {
 	if isControl(r) {
 		return nil
 	}
-	h := keyHash(r.Key)
-	st, err := sh.current(h, r.Key, now, preRead{})
+	fp := sh.ix.fingerprint(keyHash(r.Key), r.Key)
+	st, err := sh.current(fp, r.Key, now, preRead{})
 	if err != nil {
 		return err
 	}
@@ -53,10 +53,10 @@ func (sh *shard) replay(r *segment.Record, now int64) error {
 	}
 	if isDelete(r) || expired(exp, now) {
 		if st.entry {
-			sh.ix.remove(h, r.Key, st.slot)
+			sh.ix.remove(fp, r.Key, st.slot)
 		}
 		return nil
 	}
-	sh.ix.set(h, r.Key, st.slot, r.Offset)
+	sh.ix.set(fp, r.Key, st.slot, r.Offset, exp != 0)
 	return nil
 }

@@ -48,7 +48,7 @@ func (sh *shard) cutAndRegister(w *Watch) (cut, keyOff int64, err error) {
 	}
 	keyOff = -1
 	if !w.prefix {
-		st, err := sh.current(keyHash(w.key), w.key, sh.c.nowNanos(), preRead{})
+		st, err := sh.current(sh.ix.fingerprint(keyHash(w.key), w.key), w.key, sh.c.nowNanos(), preRead{})
 		if err != nil {
 			return 0, 0, err
 		}

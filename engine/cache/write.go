@@ -79,37 +79,39 @@ func (c Condition) holds(st state) error {
 	return &PreconditionError{Exists: st.found, Current: st.offset}
 }
 
-// current reads the key's state. An entry the main table holds for the
-// key's hash is confirmed by the key of the record it names: pre, when the
-// writer read that record before taking the lock and the entry has not
-// changed since (an offset names the same record for ever); else the
-// pending ring, when the write is not visible yet; else the log. Called
+// current reads the key's state. The index says whether an entry names
+// the key's value (see index.lookup) and whether that value has an
+// expiry; only then is the record needed, for the expiry: pre, when the
+// writer read it before taking the lock and the entry has not changed
+// since (an offset names the same record for ever); else the pending ring,
+// when the write is not visible yet; else the log. A value with no expiry
+// is live and its record present (compaction keeps every record the index
+// names that has not expired), so a put over it reads nothing. Called
 // under writeMu.
-func (sh *shard) current(h uint64, key []byte, now int64, pre preRead) (state, error) {
-	off, certain, ok := sh.ix.candidate(h, key)
-	if !ok {
-		return state{offset: -1, slot: slotMain}, nil
-	}
-	s := slotMain
-	if certain {
-		s = slotCollide
+func (sh *shard) current(fp fingerprint, key []byte, now int64, pre preRead) (state, error) {
+	f := sh.ix.lookup(fp, key)
+	switch {
+	case !f.ok:
+		return state{offset: -1, slot: f.slot}, nil
+	case !f.expires:
+		return state{entry: true, found: true, offset: f.off, slot: f.slot}, nil
 	}
 	rec := pre.head
-	if !pre.valid || pre.off != off || pre.certain != certain {
+	if !pre.valid || pre.off != f.off || pre.exact != f.exact {
 		var err error
-		if rec, err = sh.head(off, key, certain); err != nil {
+		if rec, err = sh.head(f.off, key, f.exact); err != nil {
 			return state{}, err
 		}
 	}
 	switch {
 	case !rec.present: // expired and removed by compaction; the entry is dead
-		return state{entry: true, offset: -1, slot: s}, nil
-	case !rec.same: // another key holds the hash
+		return state{entry: true, offset: -1, slot: f.slot}, nil
+	case !rec.same: // another key holds the whole fingerprint (see index)
 		return state{offset: -1, slot: slotCollide}, nil
 	case expired(rec.expiresAt, now):
-		return state{entry: true, offset: -1, slot: s}, nil
+		return state{entry: true, offset: -1, slot: f.slot}, nil
 	}
-	return state{entry: true, found: true, offset: off, expiresAt: rec.expiresAt, slot: s}, nil
+	return state{entry: true, found: true, offset: f.off, expiresAt: rec.expiresAt, slot: f.slot}, nil
 }
 
 // recordHead is what a writer needs of the record an index entry names:
@@ -120,55 +122,56 @@ type recordHead struct {
 	expiresAt int64
 }
 
-func headOf(r *segment.Record, key []byte, certain bool) (recordHead, error) {
+func headOf(r *segment.Record, key []byte, exact bool) (recordHead, error) {
 	_, exp, err := valueOf(r)
-	return recordHead{present: true, same: certain || keyIs(r.Key, key), expiresAt: exp}, err
+	return recordHead{present: true, same: exact || keyIs(r.Key, key), expiresAt: exp}, err
 }
 
 // head reads the record at off for the writer. Called under writeMu.
-func (sh *shard) head(off int64, key []byte, certain bool) (recordHead, error) {
+func (sh *shard) head(off int64, key []byte, exact bool) (recordHead, error) {
 	sh.pending.trim(sh.log.End())
 	if pw, ok := sh.pending.get(off); ok {
-		return recordHead{present: true, same: certain || keyIs(pw.key, key), expiresAt: pw.expiresAt}, nil
+		return recordHead{present: true, same: exact || keyIs(pw.key, key), expiresAt: pw.expiresAt}, nil
 	}
 	r, out, present, err := sh.readRecord(off, sh.headBuf[:0])
 	sh.headBuf = out
 	if err != nil || !present {
 		return recordHead{}, err
 	}
-	return headOf(&r, key, certain)
+	return headOf(&r, key, exact)
 }
 
 // preRead is the record a writer's key's index entry named, read before
-// the writer lock, so the writers of a shard read in parallel and hold the
-// lock only to decide and append.
+// the writer lock when the writer will need it (its value has an expiry),
+// so the writers of a shard read in parallel and hold the lock only to
+// decide and append.
 type preRead struct {
-	valid   bool
-	off     int64
-	certain bool
-	head    recordHead
+	valid bool
+	off   int64
+	exact bool
+	head  recordHead
 }
 
-func (sh *shard) preRead(h uint64, key []byte) preRead {
+func (sh *shard) preRead(fp fingerprint, key []byte) preRead {
 	if sh.usable() != nil {
 		return preRead{}
 	}
 	sh.ixMu.RLock()
-	off, certain, ok := sh.ix.candidate(h, key)
+	f := sh.ix.lookup(fp, key)
 	sh.ixMu.RUnlock()
-	if !ok || off >= sh.log.End() {
+	if !f.ok || !f.expires || f.off >= sh.log.End() {
 		return preRead{}
 	}
 	buf := readBufs.Get().(*readBuf)
 	defer putReadBuf(buf)
-	r, out, present, err := sh.readRecord(off, buf.b[:0])
+	r, out, present, err := sh.readRecord(f.off, buf.b[:0])
 	buf.b = out[:0]
 	if err != nil {
 		return preRead{}
 	}
-	p := preRead{valid: true, off: off, certain: certain}
+	p := preRead{valid: true, off: f.off, exact: f.exact}
 	if present {
-		if p.head, err = headOf(&r, key, certain); err != nil {
+		if p.head, err = headOf(&r, key, f.exact); err != nil {
 			return preRead{}
 		}
 	}
@@ -178,14 +181,14 @@ func (sh *shard) preRead(h uint64, key []byte) preRead {
 // put applies a put under its condition. The index names the new offset
 // before the append, so the write is readable (after its commit) the
 // moment it can be acknowledged.
-func (sh *shard) put(h uint64, key, value []byte, expiresAt int64, cond Condition, w WriteWaiter) error {
-	pre := sh.preRead(h, key)
+func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Condition, w WriteWaiter) error {
+	pre := sh.preRead(fp, key)
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
 	if err := sh.usable(); err != nil {
 		return err
 	}
-	st, err := sh.current(h, key, sh.c.nowNanos(), pre)
+	st, err := sh.current(fp, key, sh.c.nowNanos(), pre)
 	if err != nil {
 		return err
 	}
@@ -197,24 +200,24 @@ func (sh *shard) put(h uint64, key, value []byte, expiresAt int64, cond Conditio
 	sh.frame, val, flags = frameValue(sh.frame, value, expiresAt)
 	off := sh.appended
 	sh.ixMu.Lock()
-	sh.ix.set(h, key, st.slot, off)
+	sh.ix.set(fp, key, st.slot, off, expiresAt != 0)
 	sh.ixMu.Unlock()
 	return sh.append(key, val, flags, expiresAt, Written{Existed: st.found, Offset: off, ExpiresAt: expiresAt}, w)
 }
 
 // del applies a delete under its condition. A key with no live value
 // appends nothing (an expired entry is simply dropped from the index).
-func (sh *shard) del(h uint64, key []byte, cond Condition, w WriteWaiter) error {
+func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter) error {
 	if cond.Kind == CondIfAbsent {
 		return fmt.Errorf("%w: a delete cannot be conditional on absence", ErrInvalidCondition)
 	}
-	pre := sh.preRead(h, key)
+	pre := sh.preRead(fp, key)
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
 	if err := sh.usable(); err != nil {
 		return err
 	}
-	st, err := sh.current(h, key, sh.c.nowNanos(), pre)
+	st, err := sh.current(fp, key, sh.c.nowNanos(), pre)
 	if err != nil {
 		return err
 	}
@@ -223,7 +226,7 @@ func (sh *shard) del(h uint64, key []byte, cond Condition, w WriteWaiter) error 
 	}
 	if st.entry {
 		sh.ixMu.Lock()
-		sh.ix.remove(h, key, st.slot)
+		sh.ix.remove(fp, key, st.slot)
 		sh.ixMu.Unlock()
 	}
 	if !st.found {
