@@ -103,7 +103,7 @@ run_generator() { # $1: label, $2: test to run
 	FELIX_BENCH_FELIX_ADDR="127.0.0.1:$felix_port" FELIX_BENCH_REDIS_ADDR="127.0.0.1:$redis_port" \
 		FELIX_BENCH_LABEL="$1" FELIX_BENCH_CLIENTS="$CLIENTS" FELIX_BENCH_KEYS="$KEYS" \
 		FELIX_BENCH_SIZES="$SIZES" FELIX_BENCH_MILLIS="$MILLIS" FELIX_BENCH_ROUNDS="$ROUNDS" \
-		FELIX_BENCH_SHARDS="$SHARDS" FELIX_BENCH_MEMKEYS="$MEMKEYS" FELIX_BENCH_FELIX_PID="$felix_pid" \
+		FELIX_BENCH_SHARDS="$SHARDS" FELIX_BENCH_MEMKEYS="$MEMKEYS" FELIX_BENCH_FELIX_PID="$felix_pid" FELIX_BENCH_REDIS_PID="$redis_pid" \
 		FELIX_BENCH_OUT="$work/table.md" \
 		"$REDISBENCH_TEST" -test.run "^$2\$" -test.v -test.timeout 60m | grep -E '^\s+\S+\.go:[0-9]+: \|' || true
 }

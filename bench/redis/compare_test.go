@@ -29,6 +29,7 @@ type settings struct {
 	rounds               int
 	shards               int
 	out                  string // a file the table's rows are appended to
+	felixPID, redisPID   string // the servers' processes, for their CPU time (optional)
 }
 
 func settingsFromEnv(t *testing.T) settings {
@@ -43,6 +44,7 @@ func settingsFromEnv(t *testing.T) settings {
 	s.rounds = envInt(t, "FELIX_BENCH_ROUNDS", 3)
 	s.shards = envInt(t, "FELIX_BENCH_SHARDS", 4)
 	s.out = os.Getenv("FELIX_BENCH_OUT")
+	s.felixPID, s.redisPID = os.Getenv("FELIX_BENCH_FELIX_PID"), os.Getenv("FELIX_BENCH_REDIS_PID")
 	for _, f := range strings.Split(envOr("FELIX_BENCH_SIZES", "0,256,4096"), ",") {
 		n, err := strconv.Atoi(f)
 		if err != nil {
@@ -77,10 +79,27 @@ var benchCache = wire.CacheRef{Tenant: []byte("bench"), Namespace: []byte("redis
 // keyOf is the i-th key of the key space, the same bytes for both servers.
 func keyOf(i int) []byte { return fmt.Appendf(nil, "key:%010d", i) }
 
-// system is one server under test: how to open a client connection.
+// system is one server under test: how to open a client connection, and
+// its process (for its CPU time; may be empty).
 type system struct {
 	name string
 	dial func() (kvConn, error)
+	pid  string
+}
+
+// round is one measured round: the generator's measurement, and the CPU
+// time the server spent in it (0 when unknown).
+type round struct {
+	bench.Measurement
+	cpu time.Duration
+}
+
+// cpuPerOp is the server's CPU time per operation, or 0 when unknown.
+func (r round) cpuPerOp() time.Duration {
+	if r.Records == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(r.Records)
 }
 
 // row is one line of the table: an operation and value size, each
@@ -88,8 +107,8 @@ type system struct {
 type row struct {
 	op    string
 	size  int
-	felix bench.Measurement
-	redis bench.Measurement
+	felix round
+	redis round
 }
 
 // TestFelixBesideRedis measures get and put with the same generator on
@@ -98,8 +117,8 @@ type row struct {
 func TestFelixBesideRedis(t *testing.T) {
 	s := settingsFromEnv(t)
 	createCache(t, s)
-	felix := system{"felix", func() (kvConn, error) { return dialFelix(s.felixAddr, benchCache) }}
-	redis := system{"redis", func() (kvConn, error) { return dialRedis(s.redisAddr) }}
+	felix := system{"felix", func() (kvConn, error) { return dialFelix(s.felixAddr, benchCache) }, s.felixPID}
+	redis := system{"redis", func() (kvConn, error) { return dialRedis(s.redisAddr) }, s.redisPID}
 	var rows []row
 	for _, size := range s.sizes {
 		value := make([]byte, size)
@@ -110,7 +129,7 @@ func TestFelixBesideRedis(t *testing.T) {
 		}
 		for _, op := range []string{"put", "get"} {
 			r := row{op: op, size: size}
-			var fs, rs []bench.Measurement
+			var fs, rs []round
 			for range s.rounds {
 				fs = append(fs, measure(t, felix, s, op, value))
 				rs = append(rs, measure(t, redis, s, op, value))
@@ -181,7 +200,7 @@ func preload(sys system, s settings, value []byte) error {
 
 // measure runs one round: s.clients connections, each with one request in
 // flight, for s.duration.
-func measure(t *testing.T, sys system, s settings, op string, value []byte) bench.Measurement {
+func measure(t *testing.T, sys system, s settings, op string, value []byte) round {
 	conns := make([]kvConn, s.clients)
 	keys := make([][][]byte, s.clients) // each worker's own key order, made before the clock starts
 	for i := range conns {
@@ -210,19 +229,24 @@ func measure(t *testing.T, sys system, s settings, op string, value []byte) benc
 		}
 		return 1, int64(len(value)), err
 	}
+	cpu0, cpuOK := cpuTime(sys.pid)
 	m, err := bench.Run(context.Background(), bench.Load{Workers: s.clients, Duration: s.duration}, nil, do)
 	if err != nil {
 		t.Fatalf("%s %s: %v", sys.name, op, err)
 	}
-	return m
+	r := round{Measurement: m}
+	if cpu1, ok := cpuTime(sys.pid); ok && cpuOK {
+		r.cpu = cpu1 - cpu0
+	}
+	return r
 }
 
-func opsPerSec(m bench.Measurement) float64 { return float64(m.Records) / m.Elapsed.Seconds() }
+func opsPerSec(m round) float64 { return float64(m.Records) / m.Elapsed.Seconds() }
 
 // median is the round with the median throughput.
-func median(ms []bench.Measurement) bench.Measurement {
+func median(ms []round) round {
 	s := slices.Clone(ms)
-	slices.SortFunc(s, func(a, b bench.Measurement) int {
+	slices.SortFunc(s, func(a, b round) int {
 		switch x, y := opsPerSec(a), opsPerSec(b); {
 		case x < y:
 			return -1
@@ -234,13 +258,22 @@ func median(ms []bench.Measurement) bench.Measurement {
 	return s[len(s)/2]
 }
 
-const tableHeader = "| durability | op | value | felix ops/s | redis ops/s | felix/redis | felix p50 | redis p50 | felix p99 | redis p99 |\n" +
-	"|---|---|---|---|---|---|---|---|---|---|\n"
+const tableHeader = "| durability | op | value | felix ops/s | redis ops/s | felix/redis | felix p50 | redis p50 | felix p99 | redis p99 | felix CPU/op | redis CPU/op |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 
 func formatRow(label string, r row) string {
-	return fmt.Sprintf("| %s | %s | %s | %.0f | %.0f | %.2fx | %s | %s | %s | %s |", label, r.op, sizeName(r.size),
+	return fmt.Sprintf("| %s | %s | %s | %.0f | %.0f | %.2fx | %s | %s | %s | %s | %s | %s |", label, r.op, sizeName(r.size),
 		opsPerSec(r.felix), opsPerSec(r.redis), opsPerSec(r.felix)/opsPerSec(r.redis),
-		us(r.felix.Latency.P50), us(r.redis.Latency.P50), us(r.felix.Latency.P99), us(r.redis.Latency.P99))
+		us(r.felix.Latency.P50), us(r.redis.Latency.P50), us(r.felix.Latency.P99), us(r.redis.Latency.P99),
+		cpuUS(r.felix.cpuPerOp()), cpuUS(r.redis.cpuPerOp()))
+}
+
+// cpuUS is a CPU time per operation in microseconds, or "-" when unknown.
+func cpuUS(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f us", float64(d)/float64(time.Microsecond))
 }
 
 func sizeName(n int) string {

@@ -36,7 +36,7 @@ func TestMemoryPerKey(t *testing.T) {
 	}
 	defer r.Close()
 	before, rssBefore := redisMemory(t, r)
-	sys := system{"redis", func() (kvConn, error) { return dialRedis(s.redisAddr) }}
+	sys := system{name: "redis", dial: func() (kvConn, error) { return dialRedis(s.redisAddr) }}
 	if err := preloadN(sys, s.clients, n, "mem", value); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestMemoryPerKey(t *testing.T) {
 	lines = append(lines, fmt.Sprintf("| felix live heap (index and all) | %.1f bytes/key |", heap))
 	if pid := os.Getenv("FELIX_BENCH_FELIX_PID"); pid != "" {
 		rss0 := rssOf(t, pid)
-		sys := system{"felix", func() (kvConn, error) { return dialFelix(s.felixAddr, benchCache) }}
+		sys := system{name: "felix", dial: func() (kvConn, error) { return dialFelix(s.felixAddr, benchCache) }}
 		createCache(t, s)
 		if err := preloadN(sys, s.clients, n, "mem", value); err != nil {
 			t.Fatal(err)
@@ -176,7 +176,7 @@ func felixHeapPerKey(t *testing.T, clients, n int, value []byte) float64 {
 	}()
 	addr := srv.Addr().String()
 	heap0 := liveHeap()
-	sys := system{"felix", func() (kvConn, error) { return dialFelix(addr, benchCache) }}
+	sys := system{name: "felix", dial: func() (kvConn, error) { return dialFelix(addr, benchCache) }}
 	if err := preloadN(sys, clients, n, "mem", value); err != nil {
 		t.Fatal(err)
 	}
