@@ -54,12 +54,16 @@ func (l *Log) checkRange(from, start, end int64) error {
 
 // readSeg reads records from one segment: from an index position at or
 // before from, skipping what comes before it, stopping at vis, at maxBytes
-// (after the first record), or at the segment's visible end.
+// (after the first record), or at the segment's visible end. The first
+// read reaches at least the next index entry's position when there is
+// one, since the record at from ends before it: so a read of one record,
+// however large, is one read of about an index interval.
 func (l *Log) readSeg(s *seg, from, vis int64, maxBytes int, dst []byte) ([]byte, int64, error) {
 	limit := s.visibleEnd.Load()
-	pos := l.positionOf(s, from)
+	pos, next := l.positionOf(s, from)
 	base := len(dst)
 	want := int64(maxBytes) + int64(l.opts.IndexIntervalBytes) + segment.RecordOverhead
+	want = max(want, next-pos)
 	for {
 		n := min(limit-pos, want)
 		if n <= 0 {
@@ -140,25 +144,36 @@ func collect(region []byte, from, vis int64, maxBytes int) collected {
 }
 
 // positionOf returns a byte position in s at or before the record at
-// offset, from the segment's sparse index.
-func (l *Log) positionOf(s *seg, offset int64) int64 {
+// offset, from the segment's sparse index, and the position of the next
+// index entry (0 when there is none), before which that record ends.
+func (l *Log) positionOf(s *seg, offset int64) (pos, next int64) {
 	if s.sealed.Load() {
-		return positionIn(s.entries, s.base, offset) // final once sealed
+		return windowIn(s.entries, s.base, offset) // final once sealed
 	}
 	l.mu.Lock()
 	entries := s.entries
 	l.mu.Unlock()
-	return positionIn(entries, s.base, offset)
+	return windowIn(entries, s.base, offset)
 }
 
 // positionIn searches a segment's index entries for offset.
 func positionIn(entries []segment.IndexEntry, base, offset int64) int64 {
+	pos, _ := windowIn(entries, base, offset)
+	return pos
+}
+
+// windowIn is positionIn with the position of the next entry (0: none).
+func windowIn(entries []segment.IndexEntry, base, offset int64) (pos, next int64) {
 	rel := offset - base
 	i := sort.Search(len(entries), func(i int) bool { return int64(entries[i].RelOffset) > rel })
-	if i == 0 {
-		return segment.HeaderSize
+	pos = segment.HeaderSize
+	if i > 0 {
+		pos = int64(entries[i-1].Pos)
 	}
-	return int64(entries[i-1].Pos)
+	if i < len(entries) {
+		next = int64(entries[i].Pos)
+	}
+	return pos, next
 }
 
 // growTo returns b extended to length n, reallocating only when needed.
