@@ -54,6 +54,15 @@ func TestTheHotPathsAllocateNothing(t *testing.T) {
 			}
 		},
 	}
+	o.ValueCacheBytes = -1
+	uncached := newCacheWith(t, o, Config{Shards: 2})
+	defer uncached.store.Close()
+	put(t, uncached, "user/42", string(value), PutOptions{})
+	cases["get-from-the-log"] = func() {
+		if it, err := uncached.Get(key, dst[:0]); err != nil || !it.Found {
+			t.Fatal(it, err)
+		}
+	}
 	async := &countingWaiter{done: make(chan struct{}, 1)}
 	cases["put-async"] = func() {
 		if err := c.PutAsync(key, value, PutOptions{}, async); err != nil {

@@ -68,7 +68,11 @@ func benchKeyList() [][]byte {
 }
 
 func benchStore(b *testing.B, fs vfs.FS, mode shardlog.FsyncMode) *Cache {
-	s, err := Open(Options{FS: fs, Dir: b.TempDir(), Fsync: mode, CompactEvery: -1})
+	return benchStoreWith(b, Options{FS: fs, Dir: b.TempDir(), Fsync: mode, CompactEvery: -1})
+}
+
+func benchStoreWith(b *testing.B, o Options) *Cache {
+	s, err := Open(o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -182,38 +186,54 @@ func appendBaseline(b *testing.B, fs vfs.FS, mode shardlog.FsyncMode, keys [][]b
 }
 
 func BenchmarkGet(b *testing.B) {
-	keys := benchKeyList()
 	for _, size := range benchSizes {
-		b.Run("value="+strconv.Itoa(size), func(b *testing.B) {
-			fs := benchFS(b)
-			c := benchStore(b, fs, shardlog.Periodic(100*time.Millisecond))
-			value := make([]byte, size)
-			if _, err := callers(benchKeys, func(g, i int) error {
-				_, err := c.Put(keys[i*benchCallers+g], value, PutOptions{})
-				return err
-			}); err != nil {
-				b.Fatal(err)
-			}
-			bufs := make([][]byte, benchCallers)
-			for g := range bufs {
-				bufs[g] = make([]byte, 0, size+1024)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			got, err := callers(b.N, func(g, i int) error {
-				it, err := c.Get(keys[(i*7919+g*104729)%benchKeys], bufs[g][:0])
-				if err == nil && !it.Found {
-					err = fmt.Errorf("key %d not found", (i*7919+g*104729)%benchKeys)
-				}
-				return err
+		for _, vc := range []struct {
+			name  string
+			bytes int64
+		}{{"on", 0}, {"off", -1}} {
+			b.Run(fmt.Sprintf("value=%d/value-cache=%s", size, vc.name), func(b *testing.B) {
+				fs := benchFS(b)
+				benchGet(b, benchStoreWith(b, Options{FS: fs, Dir: b.TempDir(), Fsync: shardlog.Periodic(100 * time.Millisecond),
+					CompactEvery: -1, ValueCacheBytes: vc.bytes}), size)
 			})
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-			report(b, got, "x-read", readBaseline(b, c.shards[0].log, b.N))
-		})
+		}
 	}
+}
+
+// benchGet fills benchKeys keys with size-byte values, gets every key once
+// (so a value cache holds them) and then measures b.N gets.
+func benchGet(b *testing.B, c *Cache, size int) {
+	keys := benchKeyList()
+	value := make([]byte, size)
+	if _, err := callers(benchKeys, func(g, i int) error {
+		_, err := c.Put(keys[i*benchCallers+g], value, PutOptions{})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	bufs := make([][]byte, benchCallers)
+	for g := range bufs {
+		bufs[g] = make([]byte, 0, size+1024)
+	}
+	for _, k := range keys {
+		if _, err := c.Get(k, bufs[0][:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	got, err := callers(b.N, func(g, i int) error {
+		it, err := c.Get(keys[(i*7919+g*104729)%benchKeys], bufs[g][:0])
+		if err == nil && !it.Found {
+			err = fmt.Errorf("key %d not found", (i*7919+g*104729)%benchKeys)
+		}
+		return err
+	})
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	report(b, got, "x-read", readBaseline(b, c.shards[0].log, b.N))
 }
 
 // readBaseline reads one record at a random offset of the same log, as a

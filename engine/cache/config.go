@@ -75,6 +75,11 @@ type Options struct {
 	CompactEvery    time.Duration
 	CompactMinBytes int64
 
+	// ValueCacheBytes bounds the store's value cache (see valueCache):
+	// values read lately, kept in memory so a get reads no log. 0 is
+	// DefaultValueCacheBytes; negative turns it off.
+	ValueCacheBytes int64
+
 	// Watch queue bounds when WatchOptions leaves them zero, and the bound
 	// on a snapshot's values (retained watch, resnapshot).
 	WatchQueueEvents int
@@ -98,6 +103,7 @@ const (
 	DefaultWatchQueueEvents   = 10_000
 	DefaultWatchQueueBytes    = 4 << 20
 	DefaultSnapshotBytesMax   = 256 << 20
+	DefaultValueCacheBytes    = 64 << 20
 )
 
 func (o Options) withDefaults() Options {
@@ -127,6 +133,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WatchQueueBytes <= 0 {
 		o.WatchQueueBytes = DefaultWatchQueueBytes
+	}
+	if o.ValueCacheBytes == 0 {
+		o.ValueCacheBytes = DefaultValueCacheBytes
 	}
 	if o.SnapshotBytesMax <= 0 {
 		o.SnapshotBytesMax = DefaultSnapshotBytesMax

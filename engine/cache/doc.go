@@ -51,13 +51,14 @@
 // for n keys: 1.3e-17 at a million), and a new seed at each open keeps any
 // pair from doing so on every run. So a put or delete over a value with no
 // expiry reads nothing: its value is live and its record present. One over
-// a value with an expiry reads the record, for the expiry (before taking
+// a value with an expiry reads the record, for the expiry (from the ring of
+// its writes not yet visible, the value cache, or the log before taking
 // the writer lock, so the writers of a shard read in parallel, using it if
-// the entry still names that offset; or from the ring of its writes not yet
-// visible), and that read confirms the key by the record's. A get reads the
-// record anyway and confirms every main entry by its key, so a get never
-// answers with another key's value. The index is rebuilt at open by
-// replaying the log (BenchmarkRebuild gives the rate).
+// the entry still names that offset), and that read confirms the key by
+// the record's. A get reads the record (or the value cache's copy of it)
+// anyway and confirms every main entry by its key, so a get never answers
+// with another key's value. The index is rebuilt at open by replaying the
+// log (BenchmarkRebuild gives the rate).
 //
 // A write, under the shard's writer lock: read the key's state (the
 // index; the record only for an expiry), check the condition (a
@@ -65,6 +66,23 @@
 // offset the append will get, then append. So the index always names the newest write, and a get that finds
 // an offset not yet visible waits for that commit (one group commit at
 // most) rather than answer from a write a crash could lose.
+//
+// # The value cache
+//
+// A store keeps, within Options.ValueCacheBytes (64 MiB by default), copies
+// of records lately read, so a get of one is answered from memory rather
+// than by a read of the log: a get that reads a record from the log caches
+// it, and a put over a cached value caches the new one (a key being read
+// stays cached across its writes; a key only written never enters). The
+// cache is keyed by (shard, offset), and the record at an offset never
+// changes, so nothing is ever invalidated: the index says which offset
+// holds a key's value, a get consults the cache only for that offset and
+// only once it is visible, and a copy holds the record's key and expiry,
+// checked as the record's would be. Each opening of a shard gets a new
+// number, so a dropped and recreated cache, or a reopened shard, never
+// meets an older copy. Sixteen stripes, each a FIFO ring of bytes with a
+// 4-way set-associative table of positions, each under its own mutex (see
+// valueCache); nothing allocated per operation.
 //
 // # TTL
 //
@@ -158,8 +176,11 @@
 //
 //	compactRunning -> compactMu -> writeMu -> ixMu
 //	                               writeMu -> watchMu -> Watch.mu
+//	                               writeMu -> a value cache stripe's mu
 //	visMu (alone)      counterSlot.mu -> counterSlot.visMu
 //
+// A value cache stripe's mu is taken alone by gets, under writeMu by
+// writers (never with ixMu held), and never with another stripe's.
 // writeMu serializes writes (and is held across the append, which may wait
 // for buffer room); ixMu guards the index against concurrent gets. The
 // log's committer runs OnVisible, which takes visMu, then watchMu and each

@@ -65,9 +65,26 @@ var kvModel = porcupine.Model{
 }
 
 // Gets, puts, deletes and compare-and-sets from concurrent clients, with
-// compaction running beside them, form a linearizable history.
+// compaction running beside them, form a linearizable history: with gets
+// answered from the value cache and without it.
 func TestGetPutDeleteAreLinearizable(t *testing.T) {
-	_, c := newCache(t, vfs.NewMem(), nil, Config{Durable: true, Shards: 2})
+	for _, vc := range []struct {
+		name  string
+		bytes int64
+	}{{"on", 0}, {"off", -1}} {
+		t.Run("value-cache="+vc.name, func(t *testing.T) {
+			o := testOptions(vfs.NewMem(), nil)
+			o.ValueCacheBytes = vc.bytes
+			c := newCacheWith(t, o, Config{Durable: true, Shards: 2})
+			checkLinearizable(t, c)
+			if st := c.store.values.stats(); (st.Hits > 0) != (vc.bytes == 0) {
+				t.Fatalf("value cache %s: %+v", vc.name, st)
+			}
+		})
+	}
+}
+
+func checkLinearizable(t *testing.T, c *Cache) {
 	defer c.store.Close()
 	const clients, opsEach = 8, 120
 	keys := []string{"a", "b", "c", "d"}

@@ -29,9 +29,10 @@ func putReadBuf(b *readBuf) {
 	readBufs.Put(b)
 }
 
-// get looks the key up and reads its record, appending the value to dst.
-// A read racing a write of the same key waits for that write's commit; a
-// lookup that loses a race with a later write (its record superseded and
+// get looks the key up and reads its record, from the value cache or else
+// from the log (then caching it), appending the value to dst. A read
+// racing a write of the same key waits for that write's commit; a lookup
+// that loses a race with a later write (its record superseded and
 // compacted away meanwhile) looks again. A main entry is confirmed by the
 // record's key, so a get never answers with another key's value.
 func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
@@ -52,6 +53,9 @@ func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
 				return Item{}, err
 			}
 			continue
+		}
+		if c, out := sh.values.lookup(sh.valueNo, f.off, key, dst, true); c.ok {
+			return cachedItem(f.off, c, out, sh.c.nowNanos()), nil
 		}
 		r, out, present, err := sh.readRecord(f.off, buf.b[:0])
 		buf.b = out[:0]
@@ -74,8 +78,18 @@ func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
 		if expired(exp, sh.c.nowNanos()) {
 			return Item{}, nil
 		}
+		sh.values.insert(sh.valueNo, f.off, r.Key, exp, value)
 		return Item{Found: true, Offset: f.off, ExpiresAt: exp, Value: append(dst, value...)}, nil
 	}
+}
+
+// cachedItem answers a get from the value cache's copy of the record at
+// off, whose value (when it is the key's) was appended to out.
+func cachedItem(off int64, c cached, out []byte, now int64) Item {
+	if !c.sameKey || expired(c.expiresAt, now) {
+		return Item{}
+	}
+	return Item{Found: true, Offset: off, ExpiresAt: c.expiresAt, Value: out}
 }
 
 func (sh *shard) stillNames(fp fingerprint, key []byte, off int64) bool {

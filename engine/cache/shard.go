@@ -16,6 +16,9 @@ type shard struct {
 	log   *shardlog.Log
 	gen   uint32
 
+	values  *valueCache // the store's; nil when off
+	valueNo uint64      // this shard's number there, new at each open
+
 	// writeMu serializes the shard's writes: the condition check, the
 	// index update and the append happen under it, so the index always
 	// names the newest write and offsets are assigned in index order.
@@ -53,7 +56,8 @@ type shard struct {
 }
 
 func newShard(c *Cache, index int) *shard {
-	sh := &shard{c: c, index: index, gen: c.info.Generation, ix: newIndex(), watches: map[*Watch]struct{}{}}
+	sh := &shard{c: c, index: index, gen: c.info.Generation, ix: newIndex(), watches: map[*Watch]struct{}{},
+		values: c.store.values, valueNo: c.store.opened.Add(1)}
 	sh.visCond.L = &sh.visMu
 	sh.counters.sh = sh
 	sh.counters.visCond.L = &sh.counters.visMu

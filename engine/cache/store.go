@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/felixbroker/felix/engine/cache/volatile"
@@ -23,7 +24,9 @@ type Store struct {
 	stopCompactor chan struct{}
 	compactorDone chan struct{}
 
-	ops opCounters
+	ops    opCounters
+	values *valueCache   // nil when off
+	opened atomic.Uint64 // shards opened: each one's number in values
 }
 
 // Open opens every cache in the catalog, recovering each durable shard's
@@ -40,7 +43,8 @@ func Open(opts Options) (*Store, error) {
 		opts.Catalog = c
 	}
 	s := &Store{opts: opts, mem: volatile.New(), caches: map[ID]*Cache{},
-		stopCompactor: make(chan struct{}), compactorDone: make(chan struct{})}
+		stopCompactor: make(chan struct{}), compactorDone: make(chan struct{}),
+		values: newValueCache(opts.ValueCacheBytes)}
 	for _, info := range opts.Catalog.List() {
 		c, err := s.openCache(info)
 		if err != nil {

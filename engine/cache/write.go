@@ -127,11 +127,15 @@ func headOf(r *segment.Record, key []byte, exact bool) (recordHead, error) {
 	return recordHead{present: true, same: exact || keyIs(r.Key, key), expiresAt: exp}, err
 }
 
-// head reads the record at off for the writer. Called under writeMu.
+// head reads the record at off for the writer: from the pending ring, the
+// value cache or the log. Called under writeMu.
 func (sh *shard) head(off int64, key []byte, exact bool) (recordHead, error) {
 	sh.pending.trim(sh.log.End())
 	if pw, ok := sh.pending.get(off); ok {
 		return recordHead{present: true, same: exact || keyIs(pw.key, key), expiresAt: pw.expiresAt}, nil
+	}
+	if c, _ := sh.values.lookup(sh.valueNo, off, key, nil, false); c.ok {
+		return recordHead{present: true, same: c.sameKey, expiresAt: c.expiresAt}, nil
 	}
 	r, out, present, err := sh.readRecord(off, sh.headBuf[:0])
 	sh.headBuf = out
@@ -161,6 +165,10 @@ func (sh *shard) preRead(fp fingerprint, key []byte) preRead {
 	sh.ixMu.RUnlock()
 	if !f.ok || !f.expires || f.off >= sh.log.End() {
 		return preRead{}
+	}
+	if c, _ := sh.values.lookup(sh.valueNo, f.off, key, nil, false); c.ok {
+		return preRead{valid: true, off: f.off, exact: f.exact,
+			head: recordHead{present: true, same: c.sameKey, expiresAt: c.expiresAt}}
 	}
 	buf := readBufs.Get().(*readBuf)
 	defer putReadBuf(buf)
@@ -202,7 +210,13 @@ func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Co
 	sh.ixMu.Lock()
 	sh.ix.set(fp, key, st.slot, off, expiresAt != 0)
 	sh.ixMu.Unlock()
-	return sh.append(key, val, flags, expiresAt, Written{Existed: st.found, Offset: off, ExpiresAt: expiresAt}, w)
+	if err := sh.append(key, val, flags, expiresAt, Written{Existed: st.found, Offset: off, ExpiresAt: expiresAt}, w); err != nil {
+		return err
+	}
+	if st.found && sh.values.holds(sh.valueNo, st.offset) {
+		sh.values.insert(sh.valueNo, off, key, expiresAt, value) // the key is read: keep it cached
+	}
+	return nil
 }
 
 // del applies a delete under its condition. A key with no live value
