@@ -25,9 +25,11 @@ import (
 //	                      overwrites, the steady state), fsync on_commit and
 //	                      periodic; ratio x-append: ops/s over raw
 //	                      shardlog.AppendWait of the same records, same mode
-//	BenchmarkGet          get of the same sizes over 10k keys; ratio x-read:
-//	                      ops/s over raw shardlog.Read of one record at an
-//	                      offset (the log read a get makes, without the index)
+//	BenchmarkGet          get of the same sizes over 10k keys, each read once
+//	                      before, with the value cache on (gets answered from
+//	                      memory) and off (each get reads the log); ratio
+//	                      x-read: ops/s over raw shardlog.Read of one record at
+//	                      an offset (the log read a get makes, without the index)
 //	BenchmarkIndexMemory  index bytes per key at 1M keys; ratio x-map: over a
 //	                      map[string]int64 holding the same keys
 //	BenchmarkRebuild      records/s replayed into the index at open, 1M

@@ -55,12 +55,18 @@ const (
 	padMark = ^uint64(0)
 )
 
-// valueCacheStats are a store's value cache figures.
-type valueCacheStats struct {
-	Bytes          int64 // rings and tables allocated
-	Hits, Misses   int64 // lookups of a get or a writer
-	Inserts, Drops int64 // entries written; rings dropped to grow
+// ValueCacheStats are a store's value cache figures, for metrics.
+type ValueCacheStats struct {
+	Bytes   int64 // rings and tables allocated (at most Options.ValueCacheBytes)
+	Hits    int64 // lookups (by gets, and by writers for an expiry) that found the record
+	Misses  int64 // ... that did not
+	Inserts int64 // records cached
+	Drops   int64 // rings dropped to grow
 }
+
+// ValueCacheStats returns the value cache's figures (all zero when it is
+// off).
+func (s *Store) ValueCacheStats() ValueCacheStats { return s.values.stats() }
 
 // stripe is one lock's share of the cache. See valueCache.
 type stripe struct {
@@ -280,8 +286,8 @@ func (st *stripe) grow(size int) {
 }
 
 // stats sums the stripes' figures.
-func (vc *valueCache) stats() valueCacheStats {
-	var s valueCacheStats
+func (vc *valueCache) stats() ValueCacheStats {
+	var s ValueCacheStats
 	if vc == nil {
 		return s
 	}
