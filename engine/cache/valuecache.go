@@ -24,8 +24,8 @@ import (
 // grows past its bound; a table slot pointing at an overwritten position
 // is simply found stale. Nothing is allocated per operation: a stripe's
 // ring and table are allocated when it first fills (doubling, from
-// stripeRingFirstBytes, up to its share of the budget), which drops what
-// it held.
+// stripeRingFirstBytes, up to its share of the budget, moving what it
+// held).
 //
 // Entry layout in a ring (starts 8-byte aligned; frozen only in memory):
 //
@@ -61,7 +61,7 @@ type ValueCacheStats struct {
 	Hits    int64 // lookups (by gets, and by writers for an expiry) that found the record
 	Misses  int64 // ... that did not
 	Inserts int64 // records cached
-	Drops   int64 // rings dropped to grow
+	Grows   int64 // rings grown (each moving what it held)
 }
 
 // ValueCacheStats returns the value cache's figures (all zero when it is
@@ -79,7 +79,7 @@ type stripe struct {
 	hits     int64
 	misses   int64
 	inserts  int64
-	drops    int64
+	grows    int64
 	_padding [64]byte // stripes are written by every loop: keep them apart
 }
 
@@ -266,23 +266,39 @@ func (st *stripe) evictOldest() {
 }
 
 // grow doubles the ring (the first time, makes it), at least to
-// entryShareMax entries of size, dropping what it held. Then the ring
-// holds at least entryShareMax entries of size: a ring at its bound does,
-// since no larger entry is cached.
+// entryShareMax entries of size, and moves what it held into it, oldest
+// first. Then the ring holds at least entryShareMax entries of size: a
+// ring at its bound does, since no larger entry is cached. Growing is
+// the only allocation, and it stops once the ring reaches its bound.
 func (st *stripe) grow(size int) {
 	next := stripeRingFirstBytes
 	if st.ring != nil {
 		next = 2 * len(st.ring)
-		st.drops++
+		st.grows++
 	}
 	for next < entryShareMax*size {
 		next *= 2
 	}
 	next = min(next, st.ringMax)
+	old, from, to := st.ring, st.head, st.tail
 	st.ring = make([]byte, next)
 	slots := 1 << (bits.Len(uint(next/ringBytesPerSlot)) - 1) // a power of two
 	st.table = make([]uint64, max(slots, slotsPerSet))
 	st.head, st.tail = 0, 0
+	for p := from; p < to; { // what old held fits: next > len(old) >= to-from
+		at := p % uint64(len(old))
+		e := old[at:]
+		if binary.LittleEndian.Uint64(e) == padMark {
+			p += uint64(len(old)) - at
+			continue
+		}
+		n := entrySize(int(binary.LittleEndian.Uint16(e[28:])), int(binary.LittleEndian.Uint32(e[24:])))
+		copy(st.ring[st.tail:], e[:n])
+		_, set := spot(binary.LittleEndian.Uint64(e[16:]), int64(binary.LittleEndian.Uint64(e)))
+		st.remember(set, st.tail)
+		st.tail += uint64(n)
+		p += uint64(n)
+	}
 }
 
 // stats sums the stripes' figures.
@@ -298,7 +314,7 @@ func (vc *valueCache) stats() ValueCacheStats {
 		s.Hits += st.hits
 		s.Misses += st.misses
 		s.Inserts += st.inserts
-		s.Drops += st.drops
+		s.Grows += st.grows
 		st.mu.Unlock()
 	}
 	return s

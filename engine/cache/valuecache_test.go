@@ -73,8 +73,27 @@ func TestTheValueCacheAnswersOnlyWhatWasInserted(t *testing.T) {
 		}
 	}
 	st := vc.stats()
-	if st.Bytes > budget || st.Inserts == 0 || st.Drops == 0 || found == 0 {
+	if st.Bytes > budget || st.Inserts == 0 || st.Grows == 0 || found == 0 {
 		t.Fatalf("stats %+v (budget %d), %d probes found", st, budget, found)
+	}
+}
+
+// Growing a stripe's ring keeps what it held: every entry inserted while
+// the ring was smaller is still found once it has doubled twice.
+func TestGrowingAValueCacheKeepsItsEntries(t *testing.T) {
+	vc, _ := smallValueCache(t, 4)
+	offs := offsetsInStripe(1, 150)
+	value := make([]byte, 1000) // 150 entries: past one and two rings of 64 KiB, within four
+	for _, off := range offs {
+		vc.insert(1, off, fmt.Appendf(nil, "k%d", off), off, value)
+	}
+	if st := vc.stats(); st.Grows != 2 {
+		t.Fatalf("stats %+v, want 2 grows", st)
+	}
+	for _, off := range offs {
+		if c, v := vc.lookup(1, off, fmt.Appendf(nil, "k%d", off), nil, true); !c.ok || !c.sameKey || c.expiresAt != off || len(v) != len(value) {
+			t.Fatalf("entry %d after growing: %+v, %d bytes", off, c, len(v))
+		}
 	}
 }
 
