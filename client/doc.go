@@ -130,8 +130,10 @@
 // Goroutines per connection: the reader (the only reader of the socket; it
 // completes calls, and on a subscription's connection fills its ring,
 // waiting for room when it is full), the writer's flusher (writes what
-// callers appended while a write was under way; an idle connection is
-// written by the caller itself), and the pinger (keeps an idle connection
+// callers appended while a write was under way, and an asynchronous
+// publish sent while others await their answers, so that a producer's
+// publishes leave many to a write; an idle connection is written by the
+// caller itself), and the pinger (keeps an idle connection
 // open, and ends one whose broker has been silent for two intervals; a
 // reader waiting for its subscriber does not count as the broker's
 // silence).

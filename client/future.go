@@ -16,6 +16,7 @@ type PublishFuture struct {
 	once sync.Once // the outcome is recorded once: by the completer, or by a failed send
 	done chan struct{}
 	runs []AckRun
+	run1 [1]AckRun // runs' storage when there is one (a single-shard publish): no allocation
 	err  error
 }
 
@@ -31,7 +32,7 @@ func (f *PublishFuture) finish(cl *call) {
 	f.once.Do(func() {
 		f.err = cl.err
 		if f.err == nil {
-			f.runs = appendRuns(make([]AckRun, 0, len(cl.runs)), cl.runs)
+			f.runs = appendRuns(f.run1[:0], cl.runs)
 		}
 		close(f.done)
 	})

@@ -284,6 +284,12 @@ func (c *Client) sendPublish(ctx context.Context, stream Stream, recs []wire.Rec
 		}
 		return localError(err)
 	}
+	if cl != nil && cl.future != nil && len(cn.inflight) > 1 {
+		// Nobody waits on this frame, and answers to earlier ones are on
+		// their way: let the flusher write it with whatever else gathers.
+		cn.w.commitAsync(buf)
+		return nil
+	}
 	cn.w.commit(buf)
 	return nil
 }

@@ -14,8 +14,12 @@ import (
 // If no write is under way, commit writes the buffer itself: an idle
 // connection costs one write and no goroutine hand-off. Frames appended
 // meanwhile are written by the flusher goroutine, so no caller writes other
-// callers' frames for ever. The buffer is bounded: begin waits while it
-// holds bufMax bytes or more.
+// callers' frames for ever. A caller that does not wait for its answer (an
+// asynchronous publish while others are in flight) commits with
+// commitAsync instead: the flusher writes, and the frames one producer
+// appends while that write is under way go out together in the next one,
+// rather than one write system call per frame. The buffer is bounded:
+// begin waits while it holds bufMax bytes or more.
 type writer struct {
 	nc      net.Conn
 	timeout time.Duration
@@ -113,7 +117,8 @@ func (w *writer) commit(buf []byte) {
 // commitAsync stores the appended buffer and unlocks, leaving the write to
 // the flusher: for the reader goroutine, which must never block in a write
 // (a broker blocked writing to a client that is blocked writing to it
-// would deadlock them both).
+// would deadlock them both), and for asynchronous publishes, whose frames
+// gather while the flusher writes.
 func (w *writer) commitAsync(buf []byte) {
 	w.buf = buf
 	if w.flushing {
