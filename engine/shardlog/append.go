@@ -11,6 +11,25 @@ import (
 // buffer is full (backpressure). Records of one Append are contiguous and
 // ordered; Appends are ordered as they take the log's lock.
 func (l *Log) Append(entries []Entry, gen uint32, w Waiter) (first int64, err error) {
+	return l.append(entries, gen, w, true)
+}
+
+// AppendWithoutWake is Append that leaves the committer asleep if it is:
+// the caller appends what it has (every frame of one socket read) and then
+// calls Wake once, so the committer starts on the whole of it, woken once,
+// after the caller is done (a committer woken while the caller goes on
+// appending wakes another processor that finds nothing to do). Until Wake,
+// the records wait; an append that must wait for buffer room wakes the
+// committer itself.
+func (l *Log) AppendWithoutWake(entries []Entry, gen uint32, w Waiter) (first int64, err error) {
+	return l.append(entries, gen, w, false)
+}
+
+// Wake wakes the committer, if it sleeps, for what AppendWithoutWake
+// queued. Any goroutine; cheap when the committer is already at work.
+func (l *Log) Wake() { l.work.Signal() }
+
+func (l *Log) append(entries []Entry, gen uint32, w Waiter, wake bool) (first int64, err error) {
 	if len(entries) == 0 {
 		return 0, ErrEmptyBatch
 	}
@@ -42,7 +61,9 @@ func (l *Log) Append(entries []Entry, gen uint32, w Waiter) (first int64, err er
 	l.counters.appends.Add(1)
 	l.counters.records.Add(int64(len(entries)))
 	l.counters.bytes.Add(int64(size))
-	l.work.Signal()
+	if wake {
+		l.work.Signal()
+	}
 	l.mu.Unlock()
 	return first, nil
 }
@@ -72,6 +93,7 @@ func (l *Log) admit(size int, gen uint32) error {
 		case l.fill.empty() || len(l.fill.data)+size <= l.opts.BufferBytes:
 			return nil
 		}
+		l.work.Signal() // the full buffer may hold records appended without a wake
 		l.space.Wait()
 	}
 }

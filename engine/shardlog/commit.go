@@ -133,11 +133,7 @@ func (l *Log) publish(b *buffer, synced bool) {
 	l.mu.Lock()
 	l.ready = l.waiters.popThrough(b.next, l.ready[:0])
 	l.mu.Unlock()
-	for i := range l.ready {
-		p := &l.ready[i]
-		p.w.Committed(p.first, p.last, nil)
-		*p = pending{}
-	}
+	l.acks.tell(l.ready, synced)
 }
 
 // fail poisons the log after a failed write or sync: every append not yet
@@ -150,14 +146,16 @@ func (l *Log) fail(err error) {
 		l.opts.Logger.Error("shard log failed; appends refused until it is reopened", "dir", l.opts.Dir, "err", err)
 	}
 	err = l.poison
-	l.ready = l.waiters.popAll(l.ready[:0])
+	// Its own slice: fail may run on the maintenance goroutine (a failed
+	// background sync) while the committer tells l.ready. A failure
+	// allocates; nothing else does.
+	ready := l.waiters.popAll(nil)
 	l.fill.reset(l.next)
 	l.space.Broadcast()
 	l.mu.Unlock()
-	for i := range l.ready {
-		p := &l.ready[i]
+	for i := range ready {
+		p := &ready[i]
 		p.w.Committed(p.first, p.last, err)
-		*p = pending{}
 	}
 }
 

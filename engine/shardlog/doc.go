@@ -23,6 +23,26 @@
 // record does not fit the tail segment, the appender starts a new one and
 // the committer rolls over when it reaches that chunk.
 //
+// Waking the committer is a hand-off to another goroutine, which on a
+// small machine costs more than the append: AppendWithoutWake leaves it
+// asleep, and the caller wakes it once (Wake) after appending everything
+// it has (a server, every frame of one socket read). An append that must
+// wait for buffer room wakes it itself.
+//
+// # Acknowledgement of a flush
+//
+//	committer, after the write (and fdatasync) of buffer k:
+//	  publish the watermark, OnVisible(records)
+//	  for each Waiter of k, in offset order:
+//	      Committed(first, last, nil)          a plain Waiter
+//	      CommittedIn(&batch, first, last)     a BatchWaiter: may batch.Defer(f)
+//	  for each Flusher deferred: FlushAcks(FlushInfo{Flushers, Synced})
+//
+// So a waiter that answers over a connection encodes its answer and
+// defers the connection's write to the end of the flush: a flush's answers
+// to one connection leave in one write. A failure tells every waiter
+// through Committed, with the error, and has no batch.
+//
 // # Watermarks
 //
 //	start <= durable <= written <= next (the offset the next append gets)
@@ -117,6 +137,7 @@
 // the segment list, and watermark publication, against the background
 // syncer, retention and Truncate. The segment list is copy-on-write behind
 // an atomic pointer; readers take a reference on the segment they read so
-// retention cannot close it under them. Waiter callbacks and OnVisible run
-// on the committer goroutine with no lock held.
+// retention cannot close it under them. Waiter callbacks, Flushers and
+// OnVisible run on the committer goroutine with no lock held (a failure
+// found by the background loop tells the waiters from there).
 package shardlog

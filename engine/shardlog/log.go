@@ -40,6 +40,7 @@ type Log struct {
 	point        pointFile
 
 	ready    []pending // committer scratch: waiters to call
+	acks     AckBatch  // committer scratch: the flush's deferred work
 	prep     preparer
 	recovery RecoveryInfo
 	counters counters
