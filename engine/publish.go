@@ -26,17 +26,47 @@ type PublishWaiter interface {
 	Published(runs []AckRun, err error)
 }
 
+// AckBatch is the acknowledgement of one flush of a shard's log: work
+// deferred to it (AckBatch.Defer) runs once every publish the flush
+// acknowledged has been told, with a FlushInfo.
+type AckBatch = shardlog.AckBatch
+
+// FlushInfo is what deferred work is told of its flush.
+type FlushInfo = shardlog.FlushInfo
+
+// BatchPublishWaiter is a PublishWaiter that is told, where the log's
+// committer acknowledges the publish, with the flush's batch:
+// PublishedIn instead of Published, so it can defer what is best done
+// once per flush (a connection's write). Published is still what is
+// called elsewhere: a failure, a stream kept in memory.
+type BatchPublishWaiter interface {
+	PublishWaiter
+	PublishedIn(b *AckBatch, runs []AckRun)
+}
+
 // Publish appends recs, each to the shard its key chooses (no key: shard 0),
 // in order within each shard, and tells w when all are acknowledged. It
 // returns an error, and tells w nothing, when nothing was appended: an
 // unknown shard owner (*NotLeaderError), a failed or closed log. It waits
 // only while a shard's write buffer is full.
 func (s *Stream) Publish(recs []Record, w PublishWaiter) error {
+	return s.publish(recs, w, nil)
+}
+
+// PublishDeferWake is Publish that leaves the committers of durable
+// shards asleep, adding their logs to wakes: a caller that publishes
+// every frame of one socket read this way and then calls wakes.Wake has
+// each committer woken once, for the whole read, after it is done.
+func (s *Stream) PublishDeferWake(recs []Record, w PublishWaiter, wakes *WakeList) error {
+	return s.publish(recs, w, wakes)
+}
+
+func (s *Stream) publish(recs []Record, w PublishWaiter, wakes *WakeList) error {
 	if len(recs) == 0 {
 		return ErrEmptyPublish
 	}
 	op := publishOps.Get().(*publishOp)
-	op.reset(w)
+	op.reset(w, wakes)
 	if one, single := s.singleShard(recs); single {
 		return op.run(s, one, recs)
 	}
@@ -62,6 +92,7 @@ func (s *Stream) singleShard(recs []Record) (int, bool) {
 // Pooled: steady-state publishing allocates nothing.
 type publishOp struct {
 	w       PublishWaiter
+	wakes   *WakeList // nil: wake each committer at once
 	pending atomic.Int32
 	mu      sync.Mutex
 	runs    []AckRun
@@ -79,8 +110,8 @@ type partWaiter struct {
 
 var publishOps = sync.Pool{New: func() any { return &publishOp{byShard: map[int][]Record{}} }}
 
-func (op *publishOp) reset(w PublishWaiter) {
-	op.w, op.err = w, nil
+func (op *publishOp) reset(w PublishWaiter, wakes *WakeList) {
+	op.w, op.wakes, op.err = w, wakes, nil
 	op.runs = op.runs[:0]
 	op.parts = op.parts[:0]
 	op.order = op.order[:0]
@@ -93,7 +124,7 @@ func (op *publishOp) reset(w PublishWaiter) {
 func (op *publishOp) run(s *Stream, shard int, recs []Record) error {
 	op.parts = append(op.parts, partWaiter{op: op, shard: shard, count: len(recs)})
 	op.pending.Store(1)
-	if err := s.appendTo(shard, recs, &op.parts[0]); err != nil {
+	if err := s.appendTo(shard, recs, &op.parts[0], op.wakes); err != nil {
 		op.release()
 		return err
 	}
@@ -122,13 +153,13 @@ func (op *publishOp) split(s *Stream, recs []Record) []int {
 func (op *publishOp) runParts(s *Stream, order []int) error {
 	op.pending.Store(int32(len(order)))
 	for i, sh := range order {
-		if err := s.appendTo(sh, op.byShard[sh], &op.parts[i]); err != nil {
+		if err := s.appendTo(sh, op.byShard[sh], &op.parts[i], op.wakes); err != nil {
 			if i == 0 {
 				op.release()
 				return err
 			}
 			for range order[i:] {
-				op.partDone(-1, 0, 0, err)
+				op.partDone(nil, -1, 0, 0, err)
 			}
 			return nil
 		}
@@ -163,21 +194,61 @@ func (s *Stream) AppendToShard(shard int, recs []Record, w shardlog.Waiter) (int
 	return s.shards[shard].log.Append(recs, s.info.Generation, w)
 }
 
-// appendTo checks ownership and appends to one shard's log.
-func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter) error {
+// appendTo checks ownership and appends to one shard's log; with wakes, a
+// durable log's committer is left for wakes.Wake.
+func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter, wakes *WakeList) error {
 	if local, leader := s.engine.owner.Leader(s.info.ID, shard); !local {
 		return &NotLeaderError{Stream: s.info.ID, Shard: shard, Leader: leader}
 	}
-	_, err := s.shards[shard].log.Append(recs, s.info.Generation, w)
+	log := s.shards[shard].log
+	if l, ok := log.(*shardlog.Log); ok && wakes != nil {
+		if _, err := l.AppendWithoutWake(recs, s.info.Generation, w); err != nil {
+			return err
+		}
+		wakes.add(l)
+		return nil
+	}
+	_, err := log.Append(recs, s.info.Generation, w)
 	return err
 }
 
-func (p *partWaiter) Committed(first, last int64, err error) {
-	p.op.partDone(p.shard, first, int(last-first+1), err)
+// WakeList gathers the shard logs appended to by PublishDeferWake, to wake
+// each committer once. It belongs to one goroutine (a connection's event
+// loop), and is reused: steady state allocates nothing.
+type WakeList struct {
+	logs []*shardlog.Log
 }
 
-// partDone records one part's outcome; the last one tells the waiter.
-func (op *publishOp) partDone(shard int, first int64, count int, err error) {
+func (wl *WakeList) add(l *shardlog.Log) {
+	for _, x := range wl.logs {
+		if x == l {
+			return
+		}
+	}
+	wl.logs = append(wl.logs, l)
+}
+
+// Wake wakes the committer of every log added since the last Wake.
+func (wl *WakeList) Wake() {
+	for i, l := range wl.logs {
+		l.Wake()
+		wl.logs[i] = nil
+	}
+	wl.logs = wl.logs[:0]
+}
+
+func (p *partWaiter) Committed(first, last int64, err error) {
+	p.op.partDone(nil, p.shard, first, int(last-first+1), err)
+}
+
+// CommittedIn is Committed from the committer of a flush (b).
+func (p *partWaiter) CommittedIn(b *AckBatch, first, last int64) {
+	p.op.partDone(b, p.shard, first, int(last-first+1), nil)
+}
+
+// partDone records one part's outcome; the last one tells the waiter, with
+// b when the flush that completed the publish gave one and nothing failed.
+func (op *publishOp) partDone(b *AckBatch, shard int, first int64, count int, err error) {
 	op.mu.Lock()
 	if err != nil {
 		if op.err == nil {
@@ -191,10 +262,19 @@ func (op *publishOp) partDone(shard int, first int64, count int, err error) {
 		return
 	}
 	sortRuns(op.runs)
-	if op.w != nil {
-		op.w.Published(op.runs, op.err)
-	}
+	op.tell(b)
 	op.release()
+}
+
+func (op *publishOp) tell(b *AckBatch) {
+	if op.w == nil {
+		return
+	}
+	if bw, ok := op.w.(BatchPublishWaiter); ok && b != nil && op.err == nil {
+		bw.PublishedIn(b, op.runs)
+		return
+	}
+	op.w.Published(op.runs, op.err)
 }
 
 func (op *publishOp) release() {
