@@ -122,12 +122,25 @@ func p50(d []time.Duration) time.Duration {
 	return d[len(d)/2]
 }
 
-// benchBroker starts a broker with a stream of one shard: in memory (the
-// network path alone; the engine acknowledges inside Stream.Publish, on the
-// loop), or a durable log in a temporary directory under Periodic fsync
-// (acknowledged by the log's committer once written, through AsyncWrite).
-func benchBroker(b *testing.B, durable bool) (*Server, wire.StreamRef) {
+// benchStore is where the benchmark broker keeps its stream.
+type benchStore int
+
+const (
+	storeMemory   benchStore = iota // the network path alone: acknowledged inside Stream.Publish, on the loop
+	storeLog                        // a durable log under Periodic fsync: acknowledged by the committer once written
+	storeLogFsync                   // a durable log under OnCommit: acknowledged by the committer once fdatasynced
+)
+
+func (s benchStore) String() string {
+	return [...]string{"memory", "log", "log-oncommit"}[s]
+}
+
+// benchBroker starts a broker with a stream of one shard kept in store; a
+// durable log lives in b.TempDir() (OnCommit: with prepared segments, as
+// felix serve runs it).
+func benchBroker(b *testing.B, store benchStore) (*Server, wire.StreamRef) {
 	opts := engine.Options{MemoryShardBytes: 64 << 20}
+	durable := store != storeMemory
 	if durable {
 		d, err := ring.Open(ring.Config{})
 		if err != nil {
@@ -135,6 +148,9 @@ func benchBroker(b *testing.B, durable bool) (*Server, wire.StreamRef) {
 		}
 		b.Cleanup(func() { d.Close() })
 		opts.FS, opts.Dir, opts.Fsync = vfs.NewOS(d), b.TempDir(), shardlog.Periodic(time.Second)
+		if store == storeLogFsync {
+			opts.Fsync, opts.PrepareSegments = shardlog.OnCommit(), true
+		}
 	}
 	e, err := engine.Open(opts)
 	if err != nil {
@@ -216,22 +232,18 @@ func publishFrame(ref wire.StreamRef, batch int) []byte {
 }
 
 func BenchmarkPublishLoopback(b *testing.B) {
-	for _, durable := range []bool{false, true} {
-		store := "memory"
-		if durable {
-			store = "log"
-		}
-		b.Run(store+"/batch64", func(b *testing.B) { benchPipelined(b, durable, 64, 16) })
-		b.Run(store+"/single", func(b *testing.B) { benchPipelined(b, durable, 1, 256) })
-		b.Run(store+"/single-latency", func(b *testing.B) { benchLatency(b, durable) })
+	for _, store := range []benchStore{storeMemory, storeLog, storeLogFsync} {
+		b.Run(store.String()+"/batch64", func(b *testing.B) { benchPipelined(b, store, 64, 16) })
+		b.Run(store.String()+"/single", func(b *testing.B) { benchPipelined(b, store, 1, 256) })
+		b.Run(store.String()+"/single-latency", func(b *testing.B) { benchLatency(b, store) })
 	}
 }
 
 // benchPipelined publishes b.N records in frames of batch records, with up
 // to window frames awaiting their ack.
-func benchPipelined(b *testing.B, durable bool, batch, window int) {
+func benchPipelined(b *testing.B, store benchStore, batch, window int) {
 	raw := measureRaw(b, true, false)
-	s, ref := benchBroker(b, durable)
+	s, ref := benchBroker(b, store)
 	c := dialBench(b, s)
 	frame := publishFrame(ref, batch)
 	frames := (b.N + batch - 1) / batch
@@ -294,9 +306,9 @@ func takeSlot(slots chan struct{}) bool {
 }
 
 // benchLatency publishes one record at a time and waits for its ack.
-func benchLatency(b *testing.B, durable bool) {
+func benchLatency(b *testing.B, store benchStore) {
 	raw := measureRaw(b, false, true)
-	s, ref := benchBroker(b, durable)
+	s, ref := benchBroker(b, store)
 	c := dialBench(b, s)
 	frame := publishFrame(ref, 1)
 	samples := make([]time.Duration, 0, b.N)

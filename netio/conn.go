@@ -35,6 +35,7 @@ type conn struct {
 	reader    wire.Reader
 	pub       wire.Publish
 	recs      []engine.Record
+	wakes     engine.WakeList // committers to wake once the read is handled
 	streams   streamCache
 	lastSubID uint64
 
@@ -76,6 +77,7 @@ func (c *conn) traffic() gnet.Action {
 		_, _ = c.gc.Discard(c.gc.InboundBuffered())
 	}
 	c.out.flushOnLoop()
+	c.wakes.Wake()
 	return gnet.None
 }
 

@@ -47,7 +47,13 @@
 //   - Log committers (the engine's; or the loop itself for a stream kept in
 //     memory) call ackWaiter.Published, which encodes the PUBLISH_ACK or
 //     ERROR into the connection's outbox and returns the pooled waiter. A
-//     publish allocates nothing in steady state.
+//     durable log's committer calls PublishedIn with its flush's batch
+//     instead: the ack waits in the outbox, which defers its write to the
+//     end of the flush (outbox.FlushAcks, on the committer), so the acks
+//     of one flush to one connection leave in one write. A loop appends
+//     the publishes of one socket read without waking the committers
+//     (engine.Stream.PublishDeferWake) and wakes each once at the end of
+//     the read (conn.wakes). A publish allocates nothing in steady state.
 //   - One deliverer per subscription pulls records with
 //     engine.Subscription.Next and encodes EVENT_BATCH frames into the
 //     outbox. It owns its pull buffer and drop count.
@@ -104,6 +110,17 @@
 // commit become one write), and OnTraffic writes its own answers on its way
 // out.
 //
+// The one write that bypasses gnet: after a flush that waited for its
+// fdatasync and answered one connection alone, the committer writes that
+// connection's acks to the socket itself (outbox.writeDirectLocked), when
+// nothing is with gnet or about to be (no write in flight, the loop not
+// in OnTraffic, gnet's outbound buffer empty when last sampled). The loop
+// has gone back to sleep during the fdatasync; waking it to write one ack
+// costs more than the write. It holds outbox.mu across the write, and
+// gnet calls OnClose (which takes it) before it closes the descriptor, so
+// the descriptor is the connection's own. What the socket does not take is
+// handed to gnet as usual.
+//
 // gnet's async write queue and its per-connection outbound buffer are
 // unbounded, so the outbox counts the connection's budget itself:
 //
@@ -143,7 +160,8 @@
 // before its outbox's mu, and its transport's own mu is a leaf under both.
 // outbox.mu guards the outbox; it is a leaf:
 // nothing is called under it but gnet's AsyncWrite and Close (which only
-// queue a task) and the appends of the codec. No engine call is made while
+// queue a task), the appends of the codec, and a direct write's one
+// non-blocking write(2). No engine call is made while
 // holding any lock of this package, so the engine's locks (which call
 // Published and deliver to subscriptions) never wait on ours in a cycle,
 // with one exception that cannot close one: a get on a loop holds its

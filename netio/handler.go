@@ -24,7 +24,9 @@ func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if h.s.stopping.Load() {
 		return nil, gnet.Close
 	}
-	gc.SetContext(h.s.openConn(gc))
+	c := h.s.openConn(gc)
+	c.out.fd = socketFD(gc)
+	gc.SetContext(c)
 	return nil, gnet.None
 }
 

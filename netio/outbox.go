@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"github.com/felixbroker/felix/engine"
 )
 
 // outboxKeepBytes is the largest buffer an outbox keeps for reuse; a
@@ -33,6 +35,17 @@ const (
 // flushes everything committed on its way out, so answers to one read go
 // out in one write.
 //
+// Answers a shard log's committer gives with a flush's batch (commitIn)
+// wait for the end of the flush, then leave in one write (FlushAcks).
+// After a flush that waited for its fdatasync and answers this connection
+// alone, the committer writes them itself, straight to the socket, when
+// nothing else is on its way to it (writeDirectLocked): the loop has long
+// gone back to sleep by then, and waking it to write one ack costs more
+// than the write. Otherwise the loop writes (gnet's AsyncWrite): after a
+// page-cache flush it has not gone to sleep yet, and the acks of several
+// connections are written by their loops alongside the committer's next
+// flush.
+//
 // used() is the connection's outbound budget: bytes committed and not yet
 // written into gnet (queued) plus gnet's own outbound buffer as last seen on
 // the loop (sock). Deliverers pull events only while it is below the
@@ -44,6 +57,7 @@ type outbox struct {
 	hardCap   int
 	metrics   *Metrics
 	writtenFn gnet.AsyncCallback // o.written, bound once
+	fd        int                // a gnet connection's socket, for direct writes (set at OnOpen); -1: none
 
 	mu         sync.Mutex
 	buf        []byte // committed frames not yet handed to gnet
@@ -53,6 +67,7 @@ type outbox struct {
 	deferred   bool   // the loop is in OnTraffic and flushes when it returns
 	closeAfter bool   // close the connection once everything is written
 	closed     bool   // the connection is gone: commits are dropped
+	batched    bool   // deferred to a flush's AckBatch: FlushAcks writes buf
 	room       chan struct{}
 
 	queued atomic.Int64 // len(buf) + len(writing)
@@ -61,7 +76,7 @@ type outbox struct {
 }
 
 func newOutbox(gc transport, budget, frameMax int, m *Metrics) *outbox {
-	o := &outbox{gc: gc, budget: budget, hardCap: 2*budget + frameMax, metrics: m}
+	o := &outbox{gc: gc, budget: budget, hardCap: 2*budget + frameMax, metrics: m, fd: -1}
 	o.writtenFn = o.written
 	return o
 }
@@ -94,6 +109,79 @@ func (o *outbox) commit(b []byte) {
 	if over {
 		o.abort()
 	}
+}
+
+// commitIn is commit for an answer a log's committer gives with the flush's
+// batch: the write waits for FlushAcks, after the flush's last answer,
+// unless one is already on its way (in flight, or the loop's own flush on
+// its way out of OnTraffic), which will carry these frames too.
+func (o *outbox) commitIn(b []byte, batch *engine.AckBatch) {
+	if o.closed || o.closeAfter {
+		o.buf = b[:len(o.buf)]
+		o.mu.Unlock()
+		return
+	}
+	o.account(len(b) - len(o.buf))
+	o.buf = b
+	if !o.inflight && !o.deferred && !o.batched {
+		o.batched = true
+		batch.Defer(o)
+	}
+	over := o.used() > int64(o.hardCap)
+	o.mu.Unlock()
+	if over {
+		o.abort()
+	}
+}
+
+// FlushAcks writes what the flush's answers committed: straight to the
+// socket from the committer when ackDirect says so and it can, the rest
+// through gnet.
+func (o *outbox) FlushAcks(f engine.FlushInfo) {
+	o.mu.Lock()
+	o.batched = false
+	if !o.closed && !o.inflight && !o.deferred {
+		if ackDirect(f) {
+			o.writeDirectLocked()
+		}
+		o.kickLocked()
+	}
+	o.mu.Unlock()
+}
+
+// ackDirect is whether the committer writes a flush's acks to a connection
+// itself: after an fdatasync, for a flush that answers this connection
+// alone. Measured on 2 vCPUs with the Go client: OnCommit, one synchronous
+// publisher, p50 186 -> 167 us written directly; Periodic, one publisher,
+// the mean went from 57 to 70 us (the loop, not yet asleep, would have
+// written at once, and the client's reader, woken by the direct write,
+// then waits for a processor that the loop holds in epoll_wait); 16
+// publishers on 16 connections lost a fifth of their rate when the
+// committer wrote every connection's ack in turn before its next flush.
+func ackDirect(f engine.FlushInfo) bool { return f.Synced && f.Flushers == 1 }
+
+// writeDirectLocked writes buf to the socket from the calling goroutine,
+// once, taking out what the socket took. It may only when nothing else is
+// on its way to the socket: no write with gnet (inflight), none the loop
+// is about to make (deferred), and gnet's outbound buffer empty when last
+// sampled (it is sampled after every write handed to gnet, before inflight
+// is cleared, so 0 means empty; a stale non-zero only forgoes a direct
+// write). mu is held throughout, and gnet calls OnClose (which takes mu)
+// before it closes the descriptor, so fd is this connection's socket while
+// closed is false. What the socket does not take (it is full, or the write
+// failed) stays in buf for gnet, whose write then blocks nothing and
+// reports any error on the loop.
+func (o *outbox) writeDirectLocked() {
+	if o.fd < 0 || len(o.buf) == 0 || o.sock.Load() != 0 {
+		return
+	}
+	n := writeFD(o.fd, o.buf)
+	if n == 0 {
+		return
+	}
+	o.account(-n)
+	o.metrics.BytesOut.Add(uint64(n))
+	o.buf = o.buf[:copy(o.buf, o.buf[n:])]
 }
 
 // account moves the queued count and the server-wide gauge by delta.

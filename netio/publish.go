@@ -20,7 +20,8 @@ const eventFrameOverheadMax = wire.HeaderSize + 24 + 1 + 8 + 2 + 3 + 5
 // place, copy the records into the engine (Stream.Publish copies them into
 // the shard's write buffer before it returns, so the frame can be
 // discarded), and answer when the engine says the records are durable as
-// the stream requires. Loop only.
+// the stream requires. The shards' committers are woken once per socket
+// read, when traffic has handled every frame of it (c.wakes). Loop only.
 func (c *conn) publish(f wire.Frame) {
 	p := &c.pub
 	if err := p.Decode(f, c.s.cfg.Limits); err != nil {
@@ -59,7 +60,7 @@ func (c *conn) publish(f wire.Frame) {
 	if c.s.cfg.Metrics.ObserveAck != nil {
 		w.began = time.Now()
 	}
-	if err := st.Publish(recs, w); err != nil {
+	if err := st.PublishDeferWake(recs, w, &c.wakes); err != nil {
 		w.release()
 		c.publishFailed(f.RequestID, toWire(err))
 	}
@@ -142,26 +143,38 @@ var ackWaiters = sync.Pool{New: func() any { return new(ackWaiter) }}
 // memory, inside Stream.Publish on the loop). It only encodes into the
 // connection's outbox, which never blocks.
 func (w *ackWaiter) Published(runs []engine.AckRun, err error) {
-	c, m := w.c, w.c.s.cfg.Metrics
-	switch {
-	case err != nil:
+	if err != nil {
 		e := toWire(err)
-		m.countPublish(e.Code)
-		c.sendError(w.requestID, e)
-	default:
-		m.countPublish(0)
-		w.sendAck(runs)
-		if !w.began.IsZero() {
-			m.ObserveAck(time.Since(w.began))
-		}
+		w.c.s.cfg.Metrics.countPublish(e.Code)
+		w.c.sendError(w.requestID, e)
+	} else {
+		w.acknowledge(nil, runs)
 	}
 	w.release()
 }
 
+// PublishedIn is Published from the committer of the flush (b) that made
+// the publish durable: the ack waits in the outbox for the flush's end,
+// when the committer writes the flush's acks to the connection at once.
+func (w *ackWaiter) PublishedIn(b *engine.AckBatch, runs []engine.AckRun) {
+	w.acknowledge(b, runs)
+	w.release()
+}
+
+func (w *ackWaiter) acknowledge(b *engine.AckBatch, runs []engine.AckRun) {
+	m := w.c.s.cfg.Metrics
+	m.countPublish(0)
+	w.sendAck(b, runs)
+	if !w.began.IsZero() {
+		m.ObserveAck(time.Since(w.began))
+	}
+}
+
 // sendAck sends PUBLISH_ACK: one with every run (per batch), or one per run
 // (per message: the engine reports a publish once, when every shard's part
-// is durable, so the runs go out together); nothing for ack none.
-func (w *ackWaiter) sendAck(runs []engine.AckRun) {
+// is durable, so the runs go out together); nothing for ack none. With b,
+// the outbox's write waits for the end of b's flush.
+func (w *ackWaiter) sendAck(b *engine.AckBatch, runs []engine.AckRun) {
 	w.runs = w.runs[:0]
 	var n uint64
 	for _, r := range runs {
@@ -173,15 +186,19 @@ func (w *ackWaiter) sendAck(runs []engine.AckRun) {
 		return
 	}
 	o := w.c.out
-	b := o.begin()
+	buf := o.begin()
 	if w.ack == wire.AckPerBatch {
-		b = wire.AppendPublishAck(b, w.requestID, w.runs...)
+		buf = wire.AppendPublishAck(buf, w.requestID, w.runs...)
 	} else {
 		for _, r := range w.runs {
-			b = wire.AppendPublishAck(b, w.requestID, r)
+			buf = wire.AppendPublishAck(buf, w.requestID, r)
 		}
 	}
-	o.commit(b)
+	if b != nil {
+		o.commitIn(buf, b)
+		return
+	}
+	o.commit(buf)
 }
 
 // release ends the publish's unit of work and pools the waiter.

@@ -1,0 +1,99 @@
+package netio
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/netio/wire"
+	"github.com/felixbroker/felix/ring"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// committerConn is a loopConn whose AsyncWrite may be called from a log's
+// committer: it keeps the one write handed over (the test runs it, as the
+// loop would) and says so on handed, allocating nothing.
+type committerConn struct {
+	loopConn
+	mu     sync.Mutex
+	b      []byte
+	cb     gnet.AsyncCallback
+	handed chan struct{}
+}
+
+func (f *committerConn) AsyncWrite(b []byte, cb gnet.AsyncCallback) error {
+	f.mu.Lock()
+	f.b, f.cb = b, cb
+	f.mu.Unlock()
+	f.handed <- struct{}{}
+	return nil
+}
+
+// runHanded runs the write handed over, on the test's goroutine.
+func (f *committerConn) runHanded() {
+	f.mu.Lock()
+	b, cb := f.b, f.cb
+	f.b, f.cb = nil, nil
+	f.mu.Unlock()
+	f.out = append(f.out, b...)
+	_ = cb(f, nil)
+}
+
+// A publish to a durable stream, acknowledged by the log's committer
+// through a flush's batch (the outbox deferred to it, its write handed to
+// the loop when the flush ends) allocates nothing in steady state, with
+// the committer woken once per read through the connection's wake list.
+func TestADurablePublishAllocatesNothingInSteadyState(t *testing.T) {
+	d, err := ring.Open(ring.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	e, err := engine.Open(engine.Options{FS: vfs.NewOS(d), Dir: t.TempDir(), Fsync: shardlog.Periodic(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	id := engine.StreamID{Tenant: "acme", Namespace: "prod", Name: "durable"}
+	if _, err := e.CreateStream(id, engine.StreamConfig{Shards: 1, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewServer(Config{Engine: e, BrokerID: "b1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := &committerConn{handed: make(chan struct{}, 1)}
+	fc.out = make([]byte, 0, 1<<10)
+	c := newConn(s, fc)
+	fc.in = wire.AppendHello(nil, 1, wire.Hello{VersionMin: 1, VersionMax: 1, Features: wire.FeaturesAll})
+	c.traffic()
+	frame := wire.AppendPublish(nil, 2, wireRef(id), wire.AckPerBatch, wire.Record{Value: make([]byte, 1024)})
+	deadline := time.NewTimer(time.Hour)
+	publish := func() {
+		fc.in, fc.out = frame, fc.out[:0]
+		c.traffic()
+		deadline.Reset(10 * time.Second)
+		select {
+		case <-fc.handed:
+		case <-deadline.C:
+			t.Fatal("the publish was never acknowledged")
+		}
+		fc.runHanded()
+		if len(fc.out) == 0 {
+			t.Fatal("no ack written")
+		}
+	}
+	for range 100 {
+		publish()
+	}
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	if a := testing.AllocsPerRun(500, publish); a > 0 {
+		t.Errorf("%.2f allocations per durable publish", a)
+	}
+}
