@@ -79,6 +79,49 @@ func TestPageCacheBandwidth(t *testing.T) {
 	checkNoLeftovers(t, dir)
 }
 
+// 20 writes of 64 KiB into files of 256 KiB: five fresh files, each
+// written only at its end and removed when full.
+func TestPageAppendWritesFreshFilesAndRemovesThem(t *testing.T) {
+	dir := t.TempDir()
+	r, err := PageAppend(context.Background(), dir, PageCacheOptions{WriteBytes: 64 << 10, TotalBytes: 20 << 16, FileBytes: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSane(t, r, "pageappend/raw", bench.RoleBaseline, 20, 64<<10)
+	checkNoLeftovers(t, dir)
+}
+
+func TestAppendFileBeginsAFreshFileWhenFull(t *testing.T) {
+	dir := t.TempDir()
+	a := &appendFile{dir: dir, limit: 3 << 10}
+	defer a.close()
+	var names []string
+	for i := range 7 {
+		off, err := a.next(1 << 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(i%3) << 10; off != want {
+			t.Fatalf("write %d at %d, want %d", i, off, want)
+		}
+		if err := writeAt(a.f, pattern(make([]byte, 1<<10)), off); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			names = append(names, a.f.Name())
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Fatalf("after write %d the directory holds %d files, want 1", i, len(entries))
+		}
+	}
+	if len(names) != 3 || names[0] == names[1] || names[1] == names[2] {
+		t.Fatalf("files %v, want three different ones", names)
+	}
+	if fi, err := a.f.Stat(); err != nil || fi.Size() != 1<<10 {
+		t.Fatalf("the third file: %v (err %v), want 1 KiB", fi, err)
+	}
+}
+
 func TestOptionsAreCheckedBeforeTheDisk(t *testing.T) {
 	ctx, dir := context.Background(), t.TempDir()
 	cases := []struct {
@@ -91,6 +134,8 @@ func TestOptionsAreCheckedBeforeTheDisk(t *testing.T) {
 		{"flush bigger than the file", run1(GroupCommit(ctx, dir, GroupOptions{Writers: 8, Records: 1, RecordBytes: 1024, FileBytes: 4096})), ErrInvalid},
 		{"negative count", run1(Fdatasync(ctx, dir, SyncOptions{Count: -1, Duration: 1})), ErrInvalid},
 		{"no page-cache bound", run1(PageCache(ctx, dir, PageCacheOptions{})), bench.ErrNoLimit},
+		{"no page-append bound", run1(PageAppend(ctx, dir, PageCacheOptions{})), bench.ErrNoLimit},
+		{"write bigger than the appended file", run1(PageAppend(ctx, dir, PageCacheOptions{TotalBytes: 1 << 20, WriteBytes: 1 << 20, FileBytes: 4096})), ErrInvalid},
 	}
 	for _, c := range cases {
 		if !errors.Is(c.err, c.want) {

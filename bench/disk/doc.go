@@ -13,7 +13,11 @@
 //	              before it began in one write. Records/s is the ceiling;
 //	              latency is each record's hand-off to ack.
 //	PageCache     large pwrites, never synced, round a file that stays in
-//	              memory: the ceiling of fsync=none.
+//	              memory: the ceiling of copying into cached pages.
+//	PageAppend    the same pwrites, never synced, each at the end of a fresh
+//	              file (replaced, and removed, every FileBytes): the page
+//	              cache's bandwidth for new pages, the way a log writes, and
+//	              the ceiling of fsync=none.
 //
 // Each exists bare (golang.org/x/sys/unix: pwrite, fdatasync; F_FULLFSYNC
 // on macOS; os.File on Windows), returning a RoleBaseline result, and the
@@ -29,7 +33,8 @@
 //     where fdatasync costs nothing. The caller names a directory on the
 //     disk under test; Result.Machine records its file system.
 //   - Leave its file behind: each measurement creates one file in the
-//     directory and removes it, error or not.
+//     directory (PageAppend one per FileBytes written, each removed before
+//     the next) and removes it, error or not.
 //   - Allocate per record: buffers, queues and ack channels exist before
 //     the clock starts.
 //   - Run unbounded: every measurement needs a count or a duration

@@ -28,7 +28,8 @@ type Suite struct {
 }
 
 // RunSuite runs s in order: fdatasync per file kind, group commit per
-// writer count and file kind, then page-cache bandwidth. It stops at the
+// writer count and file kind, then page-cache bandwidth, rewriting cached
+// pages (PageCache) and appending new ones (PageAppend). It stops at the
 // first error and returns the results so far with it.
 func RunSuite(ctx context.Context, s Suite) ([]bench.Result, error) {
 	var out []bench.Result
@@ -65,11 +66,13 @@ func RunSuite(ctx context.Context, s Suite) ([]bench.Result, error) {
 	if s.PageCache.TotalBytes > 0 || s.PageCache.Duration > 0 {
 		o := s.PageCache
 		o.Progress = s.hook(o.Progress)
-		r, err := PageCache(ctx, s.Dir, o)
-		if err != nil {
-			return out, err
+		for _, measure := range []func(context.Context, string, PageCacheOptions) (bench.Result, error){PageCache, PageAppend} {
+			r, err := measure(ctx, s.Dir, o)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, r)
 		}
-		out = append(out, r)
 	}
 	return out, nil
 }

@@ -47,6 +47,10 @@ type benchBaselines struct {
 	group map[groupKey]bench.Result
 	// pageCache is the bandwidth of 1 MiB pwrites into cached pages.
 	pageCache bench.Result
+	// pageAppend is the bandwidth of 1 MiB pwrites appended to fresh
+	// 64 MiB files, never synced: new page-cache pages, written as a log
+	// writes them.
+	pageAppend bench.Result
 	// segWrite is the bandwidth of writing fresh segment-sized files and
 	// syncing each: what any log that keeps what it is given sustains.
 	segWrite bench.Result
@@ -157,6 +161,13 @@ func (bl *benchBaselines) jobs() []baselineJob {
 		},
 		baselineJob{
 			measure: func(ctx context.Context) (bench.Result, error) {
+				return disk.PageAppend(ctx, bl.dir, disk.PageCacheOptions{Duration: baselinePageCacheFor, FileBytes: DefaultSegmentBytes})
+			},
+			figure: bench.FigMBPerSec,
+			keep:   func(r bench.Result) { bl.pageAppend = r },
+		},
+		baselineJob{
+			measure: func(ctx context.Context) (bench.Result, error) {
 				return measureSegmentWrites(ctx, bl.dir, baselineSegWriteFor)
 			},
 			figure: bench.FigMBPerSec,
@@ -256,7 +267,8 @@ func (bl *benchBaselines) logf(b *testing.B) {
 			b.Logf("raw group commit, prezeroed, %d writers x %d B: %.0f records/s, p50 %v", w, rec, r.RecordsPerSec, r.Latency.P50)
 		}
 	}
-	b.Logf("raw page cache, 1 MiB writes: %.0f MB/s", bl.pageCache.MBPerSec)
+	b.Logf("raw page cache, 1 MiB writes round a cached 64 MiB file: %.0f MB/s", bl.pageCache.MBPerSec)
+	b.Logf("raw page cache, 1 MiB writes appended to fresh 64 MiB files, unsynced: %.0f MB/s", bl.pageAppend.MBPerSec)
 	b.Logf("raw fresh 64 MiB files, 1 MiB writes, synced per file: %.0f MB/s", bl.segWrite.MBPerSec)
 }
 

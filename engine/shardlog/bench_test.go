@@ -65,7 +65,8 @@ func benchShapes(k FsyncKind) []benchShape {
 //
 //	p50-x-fsync        p50 / raw pwrite+fdatasync p50, prezeroed file, same bytes (on_commit)
 //	recs/s-x-gc        records/s / raw group commit at appenders*window writers, same record size (on_commit)
-//	MB/s-x-pagecache   MB/s / raw page-cache write bandwidth (none, periodic)
+//	MB/s-x-pagecache   MB/s / raw page-cache bandwidth, rewriting a cached file (none, periodic)
+//	MB/s-x-pageappend  MB/s / raw page-cache bandwidth, appending to fresh files unsynced (none, periodic)
 //	MB/s-x-segwrite    MB/s / raw bandwidth of fresh 64 MiB files synced one by one (none, periodic)
 //	recs/s-x-portable  records/s / the same row on the portable path (uring rows)
 //	p50-x-portable     p50 / the same row's p50 on the portable path (uring rows)
@@ -231,6 +232,7 @@ func reportAppend(b *testing.B, r bench.Result, k FsyncKind, rec, batch int, sh 
 		r.AddBaseline("gc", bl.group[groupKey{sh.appenders * sh.window, rec}])
 	} else {
 		r.AddBaseline("pagecache", bl.pageCache)
+		r.AddBaseline("pageappend", bl.pageAppend)
 		r.AddBaseline("segwrite", bl.segWrite)
 	}
 	if p, ok := portable[row]; ok && io != ring.ModePortable {
@@ -244,6 +246,8 @@ func reportAppend(b *testing.B, r bench.Result, k FsyncKind, rec, batch int, sh 
 			reportRatio(b, base, bench.FigRecordsPerSec, "recs/s-x-gc")
 		case "pagecache":
 			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-pagecache")
+		case "pageappend":
+			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-pageappend")
 		case "segwrite":
 			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-segwrite")
 		case "portable":
