@@ -71,12 +71,14 @@
 // with no header and nothing after it (removed on open); after 3 an empty
 // segment, which is simply the active one.
 //
-// With PrepareSegments, records belong in blocks that already exist (an
-// fdatasync over them flushes data only). Under OnCommit a segment that did
-// not come from a spare (a new log's first, one created while no spare was
-// ready, one reopened by Truncate) is unprepared: once it holds a record
-// and a spare is ready, the next append starts a new segment, which takes
-// the spare.
+// With PrepareSegments under OnCommit, records belong in blocks that
+// already exist (an fdatasync over them flushes data only). Under None and
+// Periodic the option is ignored: no acknowledgement waits for an
+// fdatasync, and zero-filling every segment before its records would
+// double the disk writes. Under OnCommit a segment that did not come from
+// a spare (a new log's first, one created while no spare was ready, one
+// reopened by Truncate) is unprepared: once it holds a record and a spare
+// is ready, the next append starts a new segment, which takes the spare.
 //
 // # Recovery
 //

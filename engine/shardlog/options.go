@@ -113,7 +113,9 @@ type Options struct {
 	// PrepareSegments zero-fills and syncs the next segment in the
 	// background, so records overwrite blocks that already exist (an
 	// fdatasync of an overwrite skips the journal commit a growing file
-	// needs).
+	// needs). Under OnCommit only: under None and Periodic no
+	// acknowledgement waits for an fdatasync, the zero-fill would double
+	// the disk writes, and the option is ignored.
 	PrepareSegments bool
 	// TrustIndexes skips the full verification of sealed segments at
 	// open when their index file is valid; damage in them is then found

@@ -45,9 +45,10 @@ func (p *preparer) init(l *Log) {
 	p.want()
 }
 
-// want starts preparing a spare unless one is ready or being prepared.
+// want starts preparing a spare unless one is ready or being prepared, or
+// the log prepares none (Log.prepares).
 func (p *preparer) want() {
-	if !p.l.opts.PrepareSegments {
+	if !p.l.prepares() {
 		return
 	}
 	p.mu.Lock()

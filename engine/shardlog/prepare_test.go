@@ -1,6 +1,8 @@
 package shardlog
 
 import (
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/felixbroker/felix/segment/vfs"
@@ -95,5 +97,53 @@ func TestThePreparerSyncsItsZerosInPieces(t *testing.T) {
 	waitSpare(l)
 	if got := cfs.count() - before; got != 4 {
 		t.Fatalf("the preparer synced %d times filling %d bytes; want one sync per %d bytes", got, o.SegmentBytes, prepSyncBytes)
+	}
+}
+
+// creatingFS counts the files created under each name.
+type creatingFS struct {
+	vfs.FS
+	mu      sync.Mutex
+	creates map[string]int
+}
+
+func (c *creatingFS) Create(name string) (vfs.File, error) {
+	c.mu.Lock()
+	c.creates[filepath.Base(name)]++
+	c.mu.Unlock()
+	return c.FS.Create(name)
+}
+
+func (c *creatingFS) created(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.creates[name]
+}
+
+// Under None and Periodic no acknowledgement waits for a sync, so a spare
+// would only double the disk writes: PrepareSegments prepares none there.
+func TestOnlyOnCommitPreparesSpares(t *testing.T) {
+	for _, c := range []struct {
+		mode     FsyncMode
+		prepares bool
+	}{{OnCommit(), true}, {None(), false}, {Periodic(0), false}} {
+		cfs := &creatingFS{FS: vfs.NewMem(), creates: map[string]int{}}
+		o := testOptions(cfs, c.mode)
+		o.PrepareSegments = true
+		l := mustOpen(t, o)
+		waitSpare(l)
+		appendN(t, l, 0, 100)
+		waitSpare(l)
+		segs := len(*l.segs.Load())
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if segs < 3 {
+			t.Fatalf("%v: the workload made %d segments, want rollovers", c.mode, segs)
+		}
+		spares := cfs.created(prepName)
+		if c.prepares && spares < segs-1 || !c.prepares && spares != 0 {
+			t.Errorf("%v: %d spares prepared for %d segments", c.mode, spares, segs)
+		}
 	}
 }
