@@ -15,28 +15,36 @@ func (l *Log) commitLoop() {
 		if !ok {
 			return
 		}
-		began := l.opts.Now()
-		synced, err := l.writeBuffer(b)
-		if err != nil {
-			l.fail(err)
-		} else {
-			l.observeFlush(b, synced, l.opts.Now().Sub(began))
-			l.publish(b, synced)
-			if !synced {
-				l.noteUnsynced(len(b.data))
-			}
-		}
+		l.flush(b)
 		l.returnBuffer(b)
 	}
 }
 
+// flush writes b, publishes its records and tells their waiters: the
+// committer's work on one buffer, on whichever goroutine took it (the
+// committer, or a FlushHere caller).
+func (l *Log) flush(b *buffer) {
+	began := l.opts.Now()
+	synced, err := l.writeBuffer(b)
+	if err != nil {
+		l.fail(err)
+		return
+	}
+	l.observeFlush(b, synced, l.opts.Now().Sub(began))
+	l.publish(b, synced)
+	if !synced {
+		l.noteUnsynced(len(b.data))
+	}
+}
+
 // takeBuffer waits for records and swaps the buffers. ok is false once the
-// log is closing and nothing is left to write.
+// log is closing and nothing is left to write. While a FlushHere caller
+// writes the other buffer (spare is nil), it waits for it.
 func (l *Log) takeBuffer() (*buffer, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.fill.empty() {
-		if l.closing {
+	for l.fill.empty() || l.spare == nil {
+		if l.closing && l.fill.empty() && l.spare != nil {
 			return nil, false
 		}
 		l.work.Wait()

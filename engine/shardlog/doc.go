@@ -27,7 +27,12 @@
 // small machine costs more than the append: AppendWithoutWake leaves it
 // asleep, and the caller wakes it once (Wake) after appending everything
 // it has (a server, every frame of one socket read). An append that must
-// wait for buffer room wakes it itself.
+// wait for buffer room wakes it itself. Under None and Periodic that caller
+// may instead do the committer's work on its own goroutine (FlushHere):
+// only while the committer is idle (it holds neither buffer), for a small
+// fill buffer whose segments are all open (no rollover), never with an
+// fdatasync. Whoever holds the spare buffer is the committer for that
+// flush, so flushes stay one at a time and in order.
 //
 // # Acknowledgement of a flush
 //
@@ -140,6 +145,7 @@
 // syncer, retention and Truncate. The segment list is copy-on-write behind
 // an atomic pointer; readers take a reference on the segment they read so
 // retention cannot close it under them. Waiter callbacks, Flushers and
-// OnVisible run on the committer goroutine with no lock held (a failure
-// found by the background loop tells the waiters from there).
+// OnVisible run on the committer goroutine (or a FlushHere caller's) with
+// no lock held (a failure found by the background loop tells the waiters
+// from there).
 package shardlog
