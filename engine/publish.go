@@ -228,6 +228,23 @@ func (wl *WakeList) add(l *shardlog.Log) {
 	wl.logs = append(wl.logs, l)
 }
 
+// FlushHere has each log added since the last Wake do its committer's
+// work on the caller's goroutine where that is cheap (shardlog.Log.FlushHere
+// with at most maxBytes queued: a page-cache write, no fdatasync, the
+// committer idle), and drops it from the list; the rest are left for
+// Wake. The acknowledgements of what it wrote are told before it returns,
+// on the caller's goroutine.
+func (wl *WakeList) FlushHere(maxBytes int) {
+	kept := wl.logs[:0]
+	for _, l := range wl.logs {
+		if !l.FlushHere(maxBytes) {
+			kept = append(kept, l)
+		}
+	}
+	clear(wl.logs[len(kept):])
+	wl.logs = kept
+}
+
 // Wake wakes the committer of every log added since the last Wake.
 func (wl *WakeList) Wake() {
 	for i, l := range wl.logs {

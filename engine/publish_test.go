@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/segment/vfs"
 )
 
@@ -117,4 +118,54 @@ func TestPublishDeferWakeWaitsForTheWakeList(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Under Periodic, WakeList.FlushHere has each idle committer's work done on
+// the caller's goroutine: every publish is acknowledged, with its flush's
+// batch, before it returns, and nothing is left to wake. Where it may not
+// (more queued than maxBytes), the logs stay in the list for Wake.
+func TestWakeListFlushHereAcknowledgesOnTheCaller(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		maxBytes int
+		here     bool
+	}{{"here", 1 << 20, true}, {"over_max_bytes", 16, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e, err := Open(Options{FS: vfs.NewMem(), Dir: "/data", Fsync: shardlog.Periodic(0), SegmentBytes: 16 << 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Close()
+				e.CreateStream(sid, StreamConfig{Shards: 4, Durable: true})
+				s, _ := e.Stream(sid)
+				synctest.Wait() // every committer waits for records
+				var wakes WakeList
+				waiters := make([]*batchWaiter, 20)
+				for i := range waiters {
+					waiters[i] = &batchWaiter{}
+					if err := s.PublishDeferWake([]Record{rec(fmt.Sprint("k", i%6), i)}, waiters[i], &wakes); err != nil {
+						t.Fatal(err)
+					}
+				}
+				logs := len(wakes.logs)
+				wakes.FlushHere(c.maxBytes)
+				if !c.here {
+					if len(wakes.logs) != logs {
+						t.Fatalf("%d of %d logs left to wake", len(wakes.logs), logs)
+					}
+					wakes.Wake()
+					synctest.Wait()
+				}
+				if len(wakes.logs) != 0 {
+					t.Fatalf("%d logs left to wake", len(wakes.logs))
+				}
+				for i, w := range waiters {
+					if w.told != 1 || !w.inBatch || len(w.runs) != 1 || w.runs[0].Count != 1 {
+						t.Fatalf("publish %d: told %d times (in a batch: %v), runs %+v", i, w.told, w.inBatch, w.runs)
+					}
+				}
+			})
+		})
+	}
 }

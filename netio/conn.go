@@ -59,6 +59,13 @@ func newConn(s *Server, gc transport) *conn {
 	return c
 }
 
+// flushHereBytes is the most a socket read's publishes may queue in a
+// shard log for the loop to write them itself (see "Answering a read in
+// its own write" in doc.go): a synchronous publisher's request, or a few,
+// always; a pipelined client's full read goes to the committer, which
+// writes it while the loop reads on.
+const flushHereBytes = 16 << 10
+
 // traffic is OnTraffic: decode every whole frame in the inbound buffer and
 // handle it, then write the answers in one go.
 func (c *conn) traffic() gnet.Action {
@@ -76,6 +83,7 @@ func (c *conn) traffic() gnet.Action {
 	if c.refusing {
 		_, _ = c.gc.Discard(c.gc.InboundBuffered())
 	}
+	c.wakes.FlushHere(flushHereBytes)
 	c.out.flushOnLoop()
 	c.wakes.Wake()
 	return gnet.None

@@ -6,9 +6,11 @@
 // It must never block an event loop on a disk, a subscriber or another
 // connection (the one wait it allows is the engine's own backpressure:
 // Stream.Publish waits while a shard's write buffer is full, which holds
-// back the publishers on that loop until the log catches up); never let
-// one connection's bad bytes or slowness reach another; never buffer
-// without a bound.
+// back the publishers on that loop until the log catches up; the one disk
+// call it makes is a page-cache write of what a socket read published, at
+// most flushHereBytes, under None and Periodic only, never an fdatasync:
+// see "Answering a read in its own write"); never let one connection's bad
+// bytes or slowness reach another; never buffer without a bound.
 //
 // # A connection's life
 //
@@ -53,7 +55,8 @@
 //     of one flush to one connection leave in one write. A loop appends
 //     the publishes of one socket read without waking the committers
 //     (engine.Stream.PublishDeferWake) and wakes each once at the end of
-//     the read (conn.wakes). A publish allocates nothing in steady state.
+//     the read (conn.wakes), unless the loop did the committer's work
+//     itself (below). A publish allocates nothing in steady state.
 //   - One deliverer per subscription pulls records with
 //     engine.Subscription.Next and encodes EVENT_BATCH frames into the
 //     outbox. It owns its pull buffer and drop count.
@@ -120,6 +123,22 @@
 // gnet calls OnClose (which takes it) before it closes the descriptor, so
 // the descriptor is the connection's own. What the socket does not take is
 // handed to gnet as usual.
+//
+// # Answering a read in its own write
+//
+// Under None and Periodic no acknowledgement waits for a disk: a flush is
+// a page-cache write of a few microseconds, and handing it to the
+// committer and its acks back to the loop costs two wake-ups of sleeping
+// threads, each more than the write. So at the end of a socket read,
+// before its answers are written, the loop asks each shard log the read
+// published to to flush here (engine.WakeList.FlushHere, then
+// shardlog.Log.FlushHere): when that log's committer is idle, at most
+// flushHereBytes are queued and no rollover is due, the loop writes them,
+// and their acks, told on the loop while the connection's outbox is still
+// deferred, leave in the read's own write. Otherwise (OnCommit, a busy
+// committer, a bigger read, a new segment to create) the committer is
+// woken as before. Acks to other connections told by such a flush go out
+// through their outboxes as from a committer.
 //
 // gnet's async write queue and its per-connection outbound buffer are
 // unbounded, so the outbox counts the connection's budget itself:
