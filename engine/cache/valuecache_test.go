@@ -252,3 +252,78 @@ func TestTheValueCacheNeverReadsAnEvictedPosition(t *testing.T) {
 		t.Fatalf("an evicted entry answered: %+v %q", c, v)
 	}
 }
+
+// A stripe whose positions reach posLimit starts over empty: what it held
+// is gone (a miss, never a wrong answer), and entries inserted after are
+// found, their positions in a slot's bits again.
+func TestAStripeStartsOverBeforeItsPositionsOutgrowASlot(t *testing.T) {
+	vc, _ := smallValueCache(t, 1)
+	offs := offsetsInStripe(1, 3)
+	vc.insert(1, offs[0], []byte("a"), 0, []byte("old"))
+	st := &vc.stripes[0]
+	st.head += posLimit - st.tail // as if posLimit bytes had gone through
+	st.tail = posLimit
+	vc.insert(1, offs[1], []byte("b"), 0, []byte("new"))
+	if st.tail >= posLimit || st.tail == 0 {
+		t.Fatalf("tail %d after the insert at the limit", st.tail)
+	}
+	if c, _ := vc.lookup(1, offs[0], []byte("a"), nil, true); c.ok {
+		t.Fatal("an entry from before the restart answered")
+	}
+	if c, v := vc.lookup(1, offs[1], []byte("b"), nil, true); !c.ok || string(v) != "new" {
+		t.Fatalf("the entry inserted at the restart: %+v %q", c, v)
+	}
+}
+
+// Two entries of one set with different tags are told apart without
+// reading the other's bytes, and one whose slot's tag matches is still
+// confirmed by its offset and shard in the ring.
+func TestASlotTagOnlyNarrowsTheSearch(t *testing.T) {
+	vc, _ := smallValueCache(t, 1)
+	offs := offsetsInStripe(1, 64)
+	for i, off := range offs {
+		vc.insert(1, off, []byte("k"), 0, []byte{byte(i)})
+	}
+	for i, off := range offs {
+		if c, v := vc.lookup(1, off, []byte("k"), nil, true); c.ok && (len(v) != 1 || v[0] != byte(i)) {
+			t.Fatalf("offset %d answered %v", off, v)
+		}
+		if c, _ := vc.lookup(2, off, []byte("k"), nil, true); c.ok {
+			t.Fatalf("offset %d found under another shard", off)
+		}
+	}
+	if c, _ := vc.lookup(1, offs[len(offs)-1], []byte("k"), nil, false); !c.ok {
+		t.Fatal("the last entry inserted is not found")
+	}
+}
+
+// BenchmarkValueCacheLookup looks up records in a full 64 MiB cache of
+// 256-byte values (every set full, as under a get-heavy load), about half
+// of them held and half evicted: the cost of a get's or a writer's
+// lookup under the stripe's lock.
+func BenchmarkValueCacheLookup(b *testing.B) {
+	vc := newValueCache(DefaultValueCacheBytes)
+	key, value := []byte("key:0000000000"), make([]byte, 256)
+	const shard = 1
+	n := int64(0)
+	for ; vc.stats().Bytes < DefaultValueCacheBytes*9/10 || n < 1<<20; n++ {
+		vc.insert(shard, n, key, 0, value)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	offs := make([]int64, 1<<16)
+	held := int64(vc.stats().Inserts) * 17 / 100 // about what 64 MiB holds of these
+	for i := range offs {
+		offs[i] = n - 1 - rng.Int64N(2*held) // the older half has been evicted
+	}
+	dst := make([]byte, 0, len(value))
+	b.ReportAllocs()
+	b.ResetTimer()
+	hits := 0
+	for i := range b.N {
+		c, _ := vc.lookup(shard, offs[i%len(offs)], key, dst[:0], true)
+		if c.ok {
+			hits++
+		}
+	}
+	b.ReportMetric(float64(hits)/float64(b.N), "hit-ratio")
+}
