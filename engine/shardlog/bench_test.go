@@ -19,7 +19,7 @@ var (
 	benchIOs         = []struct {
 		name string
 		mode ring.Mode
-	}{{"portable", ring.ModePortable}, {"uring", ring.ModeUring}} // portable first: uring rows carry x-portable ratios
+	}{{"portable", ring.ModePortable}, {"uring", ring.ModeUring}} // portable first: each uring row carries its x-portable ratios
 	benchModes = []struct {
 		name string
 		mode FsyncMode
@@ -54,9 +54,11 @@ func benchShapes(k FsyncKind) []benchShape {
 // its own reusable Waiter; window=1 appends and waits for the ack before the
 // next (strictly synchronous), window=64 issues appends back to back with
 // at most 64 unacknowledged (pipelined). Each sub-benchmark opens a fresh
-// log (64 MiB segments, PrepareSegments on, as the broker runs it; the
-// first spare ready before the clock starts) in $FELIX_BENCH_DIR (default
-// the temp directory; a tmpfs is refused), kept across its growing b.N.
+// log (64 MiB segments, PrepareSegments on, as the broker runs it, which
+// prepares spares under OnCommit only; the first spare ready before the
+// clock starts) in $FELIX_BENCH_DIR (default the temp directory; a tmpfs
+// is refused), kept across its growing b.N. Each row runs on the portable
+// path and then at once on io_uring, so that the two see the same disk.
 //
 // Reported: records/s, MB/s (value bytes), ack latency p50/p99/p999 per
 // record (from Append to the Waiter call), allocs/op, and ratios to raw
@@ -68,39 +70,51 @@ func benchShapes(k FsyncKind) []benchShape {
 //	MB/s-x-pagecache   MB/s / raw page-cache bandwidth, rewriting a cached file (none, periodic)
 //	MB/s-x-pageappend  MB/s / raw page-cache bandwidth, appending to fresh files unsynced (none, periodic)
 //	MB/s-x-segwrite    MB/s / raw bandwidth of fresh 64 MiB files synced one by one (none, periodic)
-//	recs/s-x-portable  records/s / the same row on the portable path (uring rows)
+//	recs/s-x-portable  records/s / the same row on the portable path, run just before (uring rows)
 //	p50-x-portable     p50 / the same row's p50 on the portable path (uring rows)
 func BenchmarkAppend(b *testing.B) {
 	loadBaselines(b).logf(b)
+	fss := openBenchIOs(b)
+	defer closeBenchLog(b) // before the drivers it uses
 	portable := map[string]bench.Result{}
-	for _, io := range benchIOs {
-		b.Run("io="+io.name, func(b *testing.B) {
-			d, err := ring.Open(ring.Config{Mode: io.mode})
-			if err != nil {
-				b.Skipf("%v path unavailable: %v", io.mode, err)
-			}
-			defer d.Close()
-			defer closeBenchLog(b) // before the driver it uses
-			fs := vfs.NewOS(d)
-			for _, m := range benchModes {
-				for _, rec := range benchRecordBytes {
-					for _, batch := range benchBatches {
-						for _, sh := range benchShapes(m.mode.Kind) {
-							row := "fsync=" + m.name + "/rec=" + strconv.Itoa(rec) + "/batch=" + strconv.Itoa(batch) +
-								"/appenders=" + strconv.Itoa(sh.appenders) + "/window=" + strconv.Itoa(sh.window)
-							b.Run(row, func(b *testing.B) {
-								r := runAppendBench(b, fs, m.mode, rec, batch, sh)
-								if io.mode == ring.ModePortable {
-									portable[row] = r
-								}
-								reportAppend(b, r, m.mode.Kind, rec, batch, sh, portable, row, io.mode)
-							})
-						}
+	for _, m := range benchModes {
+		for _, rec := range benchRecordBytes {
+			for _, batch := range benchBatches {
+				for _, sh := range benchShapes(m.mode.Kind) {
+					row := "fsync=" + m.name + "/rec=" + strconv.Itoa(rec) + "/batch=" + strconv.Itoa(batch) +
+						"/appenders=" + strconv.Itoa(sh.appenders) + "/window=" + strconv.Itoa(sh.window)
+					for i, io := range benchIOs { // each row on both paths back to back, so both see the same disk
+						b.Run("io="+io.name+"/"+row, func(b *testing.B) {
+							if fss[i] == nil {
+								b.Skipf("%v path unavailable", io.mode)
+							}
+							r := runAppendBench(b, fss[i], m.mode, rec, batch, sh)
+							if io.mode == ring.ModePortable {
+								portable[row] = r
+							}
+							reportAppend(b, r, m.mode.Kind, rec, batch, sh, portable, row, io.mode)
+						})
 					}
 				}
 			}
-		})
+		}
 	}
+}
+
+// openBenchIOs opens a driver for each of benchIOs, closed when b ends, and
+// returns a file system over each (nil where the path is unavailable).
+func openBenchIOs(b *testing.B) []vfs.FS {
+	fss := make([]vfs.FS, len(benchIOs))
+	for i, io := range benchIOs {
+		d, err := ring.Open(ring.Config{Mode: io.mode})
+		if err != nil {
+			b.Logf("%v path unavailable: %v", io.mode, err)
+			continue
+		}
+		b.Cleanup(func() { d.Close() })
+		fss[i] = vfs.NewOS(d)
+	}
+	return fss
 }
 
 // runAppendBench makes b.N appends of batch records of rec bytes, split
