@@ -136,7 +136,9 @@ func (c *conn) offloadJob(requestID uint64, kind cacheJobKind, h *cacheHandle, k
 // cachePut handles CACHE_PUT: the store checks ownership and the
 // condition and copies key and value into the shard's log before PutAsync
 // returns; the answer comes when the write is acknowledged at the cache's
-// FsyncMode. Loop only.
+// FsyncMode. The last frame of a socket read has the loop write the
+// shard's queued records itself when the log allows (see flushHereBytes):
+// then the answer is in the read's own write. Loop only.
 func (c *conn) cachePut(f wire.Frame) { c.cachePutOnce(f, true) }
 
 func (c *conn) cachePutOnce(f wire.Frame, mayRedo bool) {
@@ -159,7 +161,7 @@ func (c *conn) cachePutOnce(f wire.Frame, mayRedo bool) {
 	if !ok {
 		return
 	}
-	if err := h.c.PutAsync(m.Key, m.Value, opts, w); err != nil {
+	if err := h.c.PutAsyncHere(m.Key, m.Value, opts, w, c.flushHereBytes(f)); err != nil {
 		if mayRedo && c.s.caches.redo(h, err) {
 			w.withdraw()
 			c.cachePutOnce(f, false)
@@ -189,7 +191,7 @@ func (c *conn) cacheDeleteOnce(f wire.Frame, mayRedo bool) {
 	if !ok {
 		return
 	}
-	if err := h.c.DeleteAsync(m.Key, cacheCondition(m.Condition), w); err != nil {
+	if err := h.c.DeleteAsyncHere(m.Key, cacheCondition(m.Condition), w, c.flushHereBytes(f)); err != nil {
 		if mayRedo && c.s.caches.redo(h, err) {
 			w.withdraw()
 			c.cacheDeleteOnce(f, false)
@@ -197,6 +199,27 @@ func (c *conn) cacheDeleteOnce(f wire.Frame, mayRedo bool) {
 		}
 		w.refused(err)
 	}
+}
+
+// cacheFlushHereBytes is the most a shard log may hold queued for the loop
+// to write it itself after a put or delete (cache.Cache.PutAsyncHere):
+// one synchronous client's request, or a few.
+const cacheFlushHereBytes = 16 << 10
+
+// flushHereBytes is PutAsyncHere's maxBytes for a write frame f: for the
+// last whole frame of the socket read, cacheFlushHereBytes; the loop then
+// writes the record (and whatever else is queued in the shard's log) to
+// the page cache itself when the log's committer is idle and no fdatasync
+// is owed, and the answer leaves in the read's own write, with no hand-off
+// to the committer and back (a wake of it, then an AsyncWrite and an
+// eventfd wake of the loop). An earlier frame of the read gets 0: the
+// committer is woken, and takes what the rest of the read appends too.
+// Loop only (f not yet discarded).
+func (c *conn) flushHereBytes(f wire.Frame) int {
+	if c.gc.InboundBuffered() > f.Size() {
+		return 0
+	}
+	return cacheFlushHereBytes
 }
 
 // putOptions checks a put's expiry and size and turns it into the store's

@@ -87,6 +87,25 @@ func (c *Cache) Put(key, value []byte, opts PutOptions) (Written, error) {
 // broker does not lead (*engine.NotLeaderError), a limit, a stopped shard.
 // key and value are copied before it returns.
 func (c *Cache) PutAsync(key, value []byte, opts PutOptions, w WriteWaiter) error {
+	return c.putAsync(key, value, opts, w, 0)
+}
+
+// PutAsyncHere is PutAsync for a caller that answers on its own goroutine
+// and would rather write the record itself than hand it to the shard's
+// committer and have the answer handed back (a connection's event loop,
+// answering one request of a socket read): when the log allows it (no
+// fdatasync owed before the acknowledgement, under None and Periodic; the
+// committer idle; at most maxBytes queued: see shardlog.Log.FlushHere),
+// the record is written to the page cache before PutAsyncHere returns,
+// and w is told on the caller's goroutine, before it returns. Otherwise
+// it is PutAsync. The caller must hold nothing w takes.
+func (c *Cache) PutAsyncHere(key, value []byte, opts PutOptions, w WriteWaiter, maxBytes int) error {
+	return c.putAsync(key, value, opts, w, maxBytes)
+}
+
+// putAsync is PutAsync, flushing on the caller's goroutine when maxBytes
+// is positive (PutAsyncHere).
+func (c *Cache) putAsync(key, value []byte, opts PutOptions, w WriteWaiter, maxBytes int) error {
 	c.store.ops.count(OpPut)
 	sh, fp, err := c.route(key)
 	if err != nil {
@@ -102,7 +121,12 @@ func (c *Cache) PutAsync(key, value []byte, opts PutOptions, w WriteWaiter) erro
 	if err := c.owned(sh.index); err != nil {
 		return err
 	}
-	return sh.put(fp, key, value, expiresAt, opts.Cond, w)
+	if maxBytes <= 0 {
+		return sh.put(fp, key, value, expiresAt, opts.Cond, w, true)
+	}
+	err = sh.put(fp, key, value, expiresAt, opts.Cond, w, false)
+	sh.flushOrWake(maxBytes)
+	return err
 }
 
 // expiry resolves a put's expiry to an absolute time (0: none).
@@ -134,6 +158,17 @@ func (c *Cache) Delete(key []byte, cond Condition) (Written, error) {
 // DeleteAsync is Delete without the wait, as PutAsync is Put. When nothing
 // is appended w is told before DeleteAsync returns.
 func (c *Cache) DeleteAsync(key []byte, cond Condition, w WriteWaiter) error {
+	return c.deleteAsync(key, cond, w, 0)
+}
+
+// DeleteAsyncHere is DeleteAsync as PutAsyncHere is PutAsync: the
+// tombstone is written on the caller's goroutine, and w told there, when
+// the log allows it.
+func (c *Cache) DeleteAsyncHere(key []byte, cond Condition, w WriteWaiter, maxBytes int) error {
+	return c.deleteAsync(key, cond, w, maxBytes)
+}
+
+func (c *Cache) deleteAsync(key []byte, cond Condition, w WriteWaiter, maxBytes int) error {
 	c.store.ops.count(OpDelete)
 	sh, fp, err := c.route(key)
 	if err != nil {
@@ -142,7 +177,12 @@ func (c *Cache) DeleteAsync(key []byte, cond Condition, w WriteWaiter) error {
 	if err := c.owned(sh.index); err != nil {
 		return err
 	}
-	return sh.del(fp, key, cond, w)
+	if maxBytes <= 0 {
+		return sh.del(fp, key, cond, w, true)
+	}
+	err = sh.del(fp, key, cond, w, false)
+	sh.flushOrWake(maxBytes)
+	return err
 }
 
 // ShardStats is a shard's size and work, for metrics.

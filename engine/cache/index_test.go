@@ -20,7 +20,7 @@ func sharedHash(sh *shard, h uint64, key string) fingerprint {
 func shardPut(t *testing.T, sh *shard, fp fingerprint, key, value string, expiresAt int64) Written {
 	t.Helper()
 	s := syncWrites.Get().(*syncWrite)
-	if err := sh.put(fp, []byte(key), []byte(value), expiresAt, Condition{}, s); err != nil {
+	if err := sh.put(fp, []byte(key), []byte(value), expiresAt, Condition{}, s, true); err != nil {
 		t.Fatal(err)
 	}
 	<-s.ch
@@ -69,7 +69,7 @@ func TestKeysSharingAHashAreToldApart(t *testing.T) {
 	}
 	// Deleting the main entry's key promotes a colliding one.
 	s1 := syncWrites.Get().(*syncWrite)
-	if err := sh.del(sharedHash(sh, h, "a"), []byte("a"), Condition{}, s1); err != nil {
+	if err := sh.del(sharedHash(sh, h, "a"), []byte("a"), Condition{}, s1, true); err != nil {
 		t.Fatal(err)
 	}
 	<-s1.ch

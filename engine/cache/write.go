@@ -189,7 +189,7 @@ func (sh *shard) preRead(fp fingerprint, key []byte) preRead {
 // put applies a put under its condition. The index names the new offset
 // before the append, so the write is readable (after its commit) the
 // moment it can be acknowledged.
-func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Condition, w WriteWaiter) error {
+func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Condition, w WriteWaiter, wake bool) error {
 	pre := sh.preRead(fp, key)
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
@@ -210,7 +210,7 @@ func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Co
 	sh.ixMu.Lock()
 	sh.ix.set(fp, key, st.slot, off, expiresAt != 0)
 	sh.ixMu.Unlock()
-	if err := sh.append(key, val, flags, expiresAt, Written{Existed: st.found, Offset: off, ExpiresAt: expiresAt}, w); err != nil {
+	if err := sh.append(key, val, flags, expiresAt, Written{Existed: st.found, Offset: off, ExpiresAt: expiresAt}, w, wake); err != nil {
 		return err
 	}
 	if st.found && sh.values.holds(sh.valueNo, st.offset) {
@@ -221,7 +221,7 @@ func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Co
 
 // del applies a delete under its condition. A key with no live value
 // appends nothing (an expired entry is simply dropped from the index).
-func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter) error {
+func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, wake bool) error {
 	if cond.Kind == CondIfAbsent {
 		return fmt.Errorf("%w: a delete cannot be conditional on absence", ErrInvalidCondition)
 	}
@@ -247,17 +247,25 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter) 
 		w.CacheWritten(Written{Offset: -1}, nil)
 		return nil
 	}
-	return sh.append(key, nil, segment.FlagTombstone, 0, Written{Existed: true, Offset: sh.appended}, w)
+	return sh.append(key, nil, segment.FlagTombstone, 0, Written{Existed: true, Offset: sh.appended}, w, wake)
 }
 
-// append appends one record at the offset the writer predicted. A refused
-// append (a failed or closing log) stops the shard: the index already
-// names the offset, and only a reopen rebuilds it from disk.
-func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Written, w WriteWaiter) error {
+// append appends one record at the offset the writer predicted, waking
+// the committer unless wake is false (then the caller must flushOrWake
+// once it has let go of writeMu). A refused append (a failed or closing
+// log) stops the shard: the index already names the offset, and only a
+// reopen rebuilds it from disk.
+func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Written, w WriteWaiter, wake bool) error {
 	op := writeOps.Get().(*writeOp)
 	op.sh, op.w, op.res = sh, w, res
 	op.entry[0] = shardlog.Entry{Key: key, Value: val, Flags: flags}
-	off, err := sh.log.Append(op.entry[:], sh.gen, op)
+	var off int64
+	var err error
+	if wake {
+		off, err = sh.log.Append(op.entry[:], sh.gen, op)
+	} else {
+		off, err = sh.log.AppendWithoutWake(op.entry[:], sh.gen, op)
+	}
 	if err != nil {
 		op.release()
 		sh.fail(err)
@@ -270,6 +278,18 @@ func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Writ
 	sh.pending.trim(sh.log.End())
 	sh.pending.push(off, key, expiresAt)
 	return nil
+}
+
+// flushOrWake writes what the shard's writers appended without a wake on
+// the caller's goroutine when the log can (shardlog.Log.FlushHere: the
+// committer idle, at most maxBytes queued, no fdatasync owed before the
+// acknowledgement; the waiters are told before it returns), and wakes the
+// committer for it otherwise. Called holding no lock of the shard: the
+// waiters it tells take them.
+func (sh *shard) flushOrWake(maxBytes int) {
+	if maxBytes <= 0 || !sh.log.FlushHere(maxBytes) {
+		sh.log.Wake()
+	}
 }
 
 // writeOp is one write between its append and its acknowledgement. Pooled:

@@ -1,0 +1,82 @@
+package cache
+
+import (
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// recordingWaiter records what it was told; told may be read while a
+// committer tells it.
+type recordingWaiter struct {
+	told atomic.Int32
+	res  Written
+	err  error
+}
+
+func (w *recordingWaiter) CacheWritten(res Written, err error) {
+	w.res, w.err = res, err
+	w.told.Add(1)
+}
+
+// PutAsyncHere and DeleteAsyncHere write on the caller's goroutine, and
+// tell the waiter before they return, exactly when the log allows it: a
+// Periodic log whose committer is idle, with no more than maxBytes queued.
+// Otherwise (OnCommit, or more queued) the committer is woken and answers,
+// as with PutAsync; and in every case the write is there to read.
+func TestAWriteHereIsAnsweredBeforeItReturnsOnlyWhenTheLogAllows(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		fsync    shardlog.FsyncMode
+		maxBytes int
+		here     bool
+	}{
+		{"periodic", shardlog.Periodic(time.Second), 1 << 20, true},
+		{"periodic_over_max_bytes", shardlog.Periodic(time.Second), 8, false},
+		{"periodic_max_bytes_0", shardlog.Periodic(time.Second), 0, false},
+		{"on_commit", shardlog.OnCommit(), 1 << 20, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				o := testOptions(vfs.NewMem(), nil)
+				o.Fsync = c.fsync
+				s := openStore(t, o)
+				defer s.Close()
+				if _, err := s.Create(cid, Config{Durable: true}); err != nil {
+					t.Fatal(err)
+				}
+				cc := mustCache(t, s)
+				synctest.Wait() // the committer waits for records
+				var put, del recordingWaiter
+				if err := cc.PutAsyncHere([]byte("k"), []byte("v"), PutOptions{}, &put, c.maxBytes); err != nil {
+					t.Fatal(err)
+				}
+				if told := put.told.Load() == 1; told != c.here {
+					t.Fatalf("put told before it returned: %v, want %v", told, c.here)
+				}
+				synctest.Wait()
+				if put.told.Load() != 1 || put.err != nil || put.res.Offset != 0 {
+					t.Fatalf("put: told %d times, %+v, %v", put.told.Load(), put.res, put.err)
+				}
+				wantValue(t, cc, "k", "v", 0)
+				if err := cc.DeleteAsyncHere([]byte("k"), Condition{}, &del, c.maxBytes); err != nil {
+					t.Fatal(err)
+				}
+				if told := del.told.Load() == 1; told != c.here {
+					t.Fatalf("delete told before it returned: %v, want %v", told, c.here)
+				}
+				synctest.Wait()
+				if del.told.Load() != 1 || del.err != nil || !del.res.Existed || del.res.Offset != 1 {
+					t.Fatalf("delete: told %d times, %+v, %v", del.told.Load(), del.res, del.err)
+				}
+				if it, err := cc.Get([]byte("k"), nil); err != nil || it.Found {
+					t.Fatalf("get after the delete: %+v, %v", it, err)
+				}
+			})
+		})
+	}
+}
