@@ -80,3 +80,30 @@ func TestAWriteHereIsAnsweredBeforeItReturnsOnlyWhenTheLogAllows(t *testing.T) {
 		})
 	}
 }
+
+// A writer reads a key's record before taking the shard's writer lock only
+// once some value of the shard has an expiry (a put over a value without
+// one needs nothing from its record), and the shard remembers that across
+// a restart, from the log.
+func TestAWriterPreReadsOnlyInAShardWithExpiries(t *testing.T) {
+	fs := vfs.NewMem()
+	clk := newClock()
+	s, c := newCache(t, fs, clk, Config{Durable: true})
+	sh := c.shards[0]
+	put(t, c, "plain", "v", PutOptions{})
+	fp := func(key string) fingerprint { return sh.ix.fingerprint(keyHash([]byte(key)), []byte(key)) }
+	if p := sh.preRead(fp("plain"), []byte("plain")); p.valid || sh.expiries.Load() {
+		t.Fatalf("a shard with no expiry pre-read %+v", p)
+	}
+	put(t, c, "ttl", "v", PutOptions{TTL: time.Minute})
+	if p := sh.preRead(fp("ttl"), []byte("ttl")); !p.valid || p.head.expiresAt == 0 {
+		t.Fatalf("the expiring key's pre-read: %+v", p)
+	}
+	s, c = reopen(t, s, fs, clk)
+	defer s.Close()
+	if sh := c.shards[0]; !sh.expiries.Load() {
+		t.Fatal("the rebuilt shard forgot its expiries")
+	}
+	put(t, c, "ttl", "w", PutOptions{TTL: time.Minute})
+	wantValue(t, c, "ttl", "w", -1)
+}

@@ -57,6 +57,9 @@ func (sh *shard) replay(r *segment.Record, now int64) error {
 		}
 		return nil
 	}
+	if exp != 0 {
+		sh.expiries.Store(true)
+	}
 	sh.ix.set(fp, r.Key, st.slot, r.Offset, exp != 0)
 	return nil
 }

@@ -30,6 +30,11 @@ type shard struct {
 
 	ixMu sync.RWMutex // guards ix: writers change it holding writeMu too
 	ix   index
+	// expiries is set (under writeMu, before the index names it) once any
+	// value of the shard has an expiry, and never cleared while it is
+	// open: until then no index entry has one, and a writer reads no
+	// record before taking writeMu (see preRead).
+	expiries atomic.Bool
 
 	// compactMu is held shared by readers that must see every record
 	// from an offset on (a watch's catch-up, a snapshot), and exclusively

@@ -157,8 +157,8 @@ type preRead struct {
 }
 
 func (sh *shard) preRead(fp fingerprint, key []byte) preRead {
-	if sh.usable() != nil {
-		return preRead{}
+	if !sh.expiries.Load() || sh.usable() != nil {
+		return preRead{} // no value of the shard has an expiry: nothing to read
 	}
 	sh.ixMu.RLock()
 	f := sh.ix.lookup(fp, key)
@@ -207,6 +207,9 @@ func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Co
 	var flags uint16
 	sh.frame, val, flags = frameValue(sh.frame, value, expiresAt)
 	off := sh.appended
+	if expiresAt != 0 && !sh.expiries.Load() {
+		sh.expiries.Store(true)
+	}
 	sh.ixMu.Lock()
 	sh.ix.set(fp, key, st.slot, off, expiresAt != 0)
 	sh.ixMu.Unlock()
