@@ -26,19 +26,20 @@ func benchNow() int64 { return int64(time.Since(benchEpoch)) }
 // are unacknowledged (pipelining, as a connection with several batches in
 // flight does). Nothing is allocated per append.
 //
-// Ownership: entries, sent, sendSlot and recvSlot belong to the appending
-// goroutine; the committer only sends on acks (capacity window, so
-// Committed never blocks).
+// Ownership: entries, sent, sendSlot, recvSlot and outstanding belong to
+// the appending goroutine; the committer only sends on acks (capacity
+// window, so Committed never blocks).
 type benchAppender struct {
-	log      *Log
-	entries  []Entry // one batch, reused for every append
-	recBytes int
-	window   int
-	lane     *bench.Lane
-	acks     chan benchAck
-	sent     []int64 // start of each outstanding append, by slot
-	sendSlot int
-	recvSlot int
+	log         *Log
+	entries     []Entry // one batch, reused for every append
+	recBytes    int
+	window      int
+	lane        *bench.Lane
+	acks        chan benchAck
+	sent        []int64 // start of each outstanding append, by slot
+	sendSlot    int
+	recvSlot    int
+	outstanding int
 }
 
 func newBenchAppender(l *Log, value []byte, batch, window int, lane *bench.Lane) *benchAppender {
@@ -60,22 +61,46 @@ func (a *benchAppender) Committed(_, _ int64, err error) {
 
 // run makes n appends and waits for every acknowledgement.
 func (a *benchAppender) run(n int) error {
-	outstanding := 0
 	for range n {
-		if outstanding == a.window {
-			if err := a.await(); err != nil {
-				return err
-			}
-			outstanding--
-		}
-		a.sent[a.sendSlot] = benchNow()
-		a.sendSlot = (a.sendSlot + 1) % a.window
-		if _, err := a.log.Append(a.entries, 1, a); err != nil {
+		if err := a.appendOne(); err != nil {
 			return err
 		}
-		outstanding++
 	}
-	for ; outstanding > 0; outstanding-- {
+	return a.drain()
+}
+
+// runUntil appends until deadline (benchNow's clock), then waits for every
+// acknowledgement.
+func (a *benchAppender) runUntil(deadline int64) error {
+	for benchNow() < deadline {
+		if err := a.appendOne(); err != nil {
+			return err
+		}
+	}
+	return a.drain()
+}
+
+// appendOne makes one append, first waiting for the oldest one's
+// acknowledgement when window appends are outstanding.
+func (a *benchAppender) appendOne() error {
+	if a.outstanding == a.window {
+		if err := a.await(); err != nil {
+			return err
+		}
+		a.outstanding--
+	}
+	a.sent[a.sendSlot] = benchNow()
+	a.sendSlot = (a.sendSlot + 1) % a.window
+	if _, err := a.log.Append(a.entries, 1, a); err != nil {
+		return err
+	}
+	a.outstanding++
+	return nil
+}
+
+// drain waits for every outstanding acknowledgement.
+func (a *benchAppender) drain() error {
+	for ; a.outstanding > 0; a.outstanding-- {
 		if err := a.await(); err != nil {
 			return err
 		}
