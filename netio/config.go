@@ -40,10 +40,13 @@ type Config struct {
 	// OutboundBytesMax is each connection's budget of answer and event
 	// bytes waiting for its socket (see the package doc). Default 8 MiB.
 	OutboundBytesMax int
-	// Multicore runs one gnet event loop per CPU (or EventLoops of them);
-	// false runs one loop.
+	// Multicore runs one gnet event loop per processor but one
+	// (GOMAXPROCS-1, at least one), or EventLoops of them; false runs one
+	// loop. A loop waiting in epoll_wait holds a processor (see "Event
+	// loops and processors" in the package doc), so one is left to the
+	// rest.
 	Multicore bool
-	// EventLoops fixes the number of event loops; 0 lets gnet choose.
+	// EventLoops fixes the number of event loops; 0: as Multicore says.
 	EventLoops int
 	// BrokerID names this broker in HELLO_OK, BROKER_LIST and STREAM_INFO;
 	// default the bound address.

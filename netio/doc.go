@@ -39,7 +39,8 @@
 //
 // # Goroutines and what each owns
 //
-//   - gnet event loops (one per CPU with Multicore): OnOpen, OnTraffic,
+//   - gnet event loops (with Multicore, one per processor but one; see
+//     "Event loops and processors"): OnOpen, OnTraffic,
 //     OnClose and every AsyncWrite callback of their connections. A loop
 //     owns its connections' decode state (wire.Reader, the Publish and
 //     record scratch, the stream-name cache, the principal, the refusing
@@ -123,6 +124,17 @@
 // gnet calls OnClose (which takes it) before it closes the descriptor, so
 // the descriptor is the connection's own. What the socket does not take is
 // handed to gnet as usual.
+//
+// # Event loops and processors
+//
+// A gnet loop waits for its sockets in epoll_wait, a plain system call,
+// and holds its Go processor (P) while it waits: the runtime takes a P
+// back from a system call only after 20 us or more. With a loop per P,
+// once every loop waits, a goroutine made runnable by anything but a loop
+// (a committer's direct write, a deliverer, a client in the same process,
+// the TLS and admin listeners' goroutines) waits for a P. So Multicore runs
+// GOMAXPROCS-1 loops (at least one), leaving one P to the rest
+// (Config.eventLoops has the figures).
 //
 // # Answering a read in its own write
 //

@@ -87,7 +87,7 @@ func (s *Server) Start() error {
 	s.started = true
 	s.mu.Unlock()
 	opts := []gnet.Option{
-		gnet.WithMulticore(s.cfg.Multicore), gnet.WithNumEventLoop(s.cfg.EventLoops),
+		gnet.WithMulticore(s.cfg.Multicore), gnet.WithNumEventLoop(s.cfg.eventLoops()),
 		gnet.WithTicker(true), gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithReuseAddr(true),
 		gnet.WithReadBufferCap(readBufferBytes), gnet.WithLogger(gnetLogger{s.cfg.Logger}),
 	}
