@@ -25,6 +25,8 @@ var (
 	ErrNotContiguous = errors.New("felix/shardlog: records do not follow the log")
 	// ErrBusy is a Truncate while appends are still being written.
 	ErrBusy = errors.New("felix/shardlog: appends in flight")
+	// ErrInvalidOptions is an Open refused before touching the disk.
+	ErrInvalidOptions = errors.New("felix/shardlog: invalid options")
 )
 
 // OffsetError is a read or truncate at an offset the log does not hold.

@@ -81,9 +81,13 @@ type RecoveryInfo struct {
 // Open opens the log in opts.Dir, creating it when it does not exist, and
 // recovers it: a torn tail is cut off; any other damage refuses to open
 // with a *segment.CorruptionError. Opening a log again after a clean or
-// unclean stop is idempotent.
+// unclean stop is idempotent. Options it cannot honour (SegmentBytes past
+// SegmentBytesMax) are refused with ErrInvalidOptions before any IO.
 func Open(opts Options) (*Log, error) {
 	o := opts.withDefaults()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	l := &Log{opts: o, committerDone: make(chan struct{}), stopMaintain: make(chan struct{}), maintainDone: make(chan struct{}),
 		syncAhead: make(chan struct{}, 1)}
 	l.space.L, l.work.L, l.idle.L = &l.mu, &l.mu, &l.mu

@@ -251,3 +251,23 @@ func appendAllocatesNothing(t *testing.T, fs vfs.FS, dir string) {
 		t.Fatalf("%.2f allocations per append", allocs)
 	}
 }
+
+// The index holds a record's position in 32 bits: a segment size past that
+// is refused before the disk is touched, not wrapped.
+func TestASegmentSizePastTheIndexFormatIsRefused(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, OnCommit())
+	o.SegmentBytes = SegmentBytesMax + 1
+	if l, err := Open(o); !errors.Is(err, ErrInvalidOptions) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("open with %d-byte segments: %v, want ErrInvalidOptions", o.SegmentBytes, err)
+	}
+	if n := mem.MutationCount(); n != 0 {
+		t.Errorf("a refused open made %d changes to the file system", n)
+	}
+	o.SegmentBytes = SegmentBytesMax
+	l := mustOpen(t, o)
+	l.Close()
+}

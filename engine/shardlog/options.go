@@ -150,6 +150,20 @@ const (
 	DefaultBufferBytes  = 4 << 20
 )
 
+// SegmentBytesMax bounds SegmentBytes: the index holds a record's position
+// in its segment in 32 bits, and a record starts below SegmentBytes (or, a
+// larger one alone, right after the header).
+const SegmentBytesMax = 1<<32 - 1
+
+// check refuses options the log cannot honour.
+func (o *Options) check() error {
+	if o.SegmentBytes > SegmentBytesMax {
+		return fmt.Errorf("%w: SegmentBytes %d is above %d (index positions are 32 bits)",
+			ErrInvalidOptions, o.SegmentBytes, int64(SegmentBytesMax))
+	}
+	return nil
+}
+
 func (o *Options) withDefaults() Options {
 	out := *o
 	if out.SegmentBytes <= 0 {
