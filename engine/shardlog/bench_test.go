@@ -186,7 +186,7 @@ func openBenchLog(b *testing.B, fs vfs.FS, mode FsyncMode) *Log {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l, err := Open(Options{FS: fs, Dir: dir, Fsync: mode, PrepareSegments: true})
+	l, err := Open(Options{FS: fs, Dir: dir, Fsync: mode, PrepareSegments: true, SegmentBytes: benchSegmentBytes(b)})
 	if err != nil {
 		os.RemoveAll(dir)
 		b.Fatal(err)
@@ -194,6 +194,24 @@ func openBenchLog(b *testing.B, fs vfs.FS, mode FsyncMode) *Log {
 	settleBenchLog(b, l)
 	benchLog.name, benchLog.log, benchLog.dir = b.Name(), l, dir
 	return l
+}
+
+// benchSegmentBytesEnv sets the benchmark logs' segment size (default
+// DefaultSegmentBytes, the size the goals are read at). A size larger than
+// a row writes shows the log without rollover, whose sync of the retired
+// segment is what ties None and Periodic to the disk.
+const benchSegmentBytesEnv = "FELIX_BENCH_SEGMENT_BYTES"
+
+func benchSegmentBytes(b *testing.B) int64 {
+	v := os.Getenv(benchSegmentBytesEnv)
+	if v == "" {
+		return DefaultSegmentBytes
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1<<20 {
+		b.Fatalf("%s=%q: want a size in bytes of at least 1 MiB", benchSegmentBytesEnv, v)
+	}
+	return n
 }
 
 // settleBenchLog brings a fresh log to the state a running one is in: its
