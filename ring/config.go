@@ -63,8 +63,9 @@ type hooks struct {
 	slotWait  func()        // called each time a Submit blocks for room
 	closeWait func()        // called when Close starts waiting for in-flight work
 
-	// ringWait sends every waiting operation of the io_uring driver
-	// (Blocking) through the ring, as when many are in progress.
+	// ringWait sends every waiting operation (Blocking) through Submit:
+	// the ring, or the portable driver's workers, as when many durability
+	// operations are in progress.
 	ringWait bool
 }
 

@@ -15,9 +15,10 @@ const waitLimit = 20 * time.Second
 // forEachDriver runs fn against every driver this machine has, each as a
 // subtest: io_uring sleeping in the kernel at once, io_uring polling first
 // (ReapSpin), io_uring with every waiting helper sent through the ring
-// (the path durability operations take when many are in progress), and
-// portable. cfg.Mode and cfg.ReapSpin are
-// set per driver, and the hooks when cfg has none.
+// (the path durability operations take when many are in progress),
+// portable, and portable with every waiting helper sent through the worker
+// pool (its path past the same limit). cfg.Mode and cfg.ReapSpin are set
+// per driver, and the hooks when cfg has none.
 func forEachDriver(t *testing.T, cfg Config, fn func(t *testing.T, d Driver)) {
 	t.Helper()
 	variants := []struct {
@@ -30,6 +31,7 @@ func forEachDriver(t *testing.T, cfg Config, fn func(t *testing.T, d Driver)) {
 		{"io_uring_spin", ModeUring, reapSpinMax, nil},
 		{"io_uring_ringwait", ModeUring, 0, &hooks{ringWait: true}},
 		{"portable", ModePortable, 0, nil},
+		{"portable_workers", ModePortable, 0, &hooks{ringWait: true}},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {

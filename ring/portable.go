@@ -2,8 +2,10 @@ package ring
 
 import "sync"
 
-// portableDriver runs operations with ordinary blocking system calls on a
-// bounded pool of worker goroutines fed by a bounded queue. It mimics the
+// portableDriver runs submitted operations with ordinary blocking system
+// calls on a bounded pool of worker goroutines fed by a bounded queue, and
+// waiting callers' operations on their own threads while few are in
+// progress (waitPath). It mimics the
 // kernel's link semantics: a chain runs in order on one worker, and an
 // error or a short transfer in a linked operation completes the rest of the
 // chain with -ECANCELED, unrun.
@@ -22,6 +24,10 @@ type portableDriver struct {
 	draining   bool // workers leave once the queue is empty
 
 	workers sync.WaitGroup
+
+	// The waiting path (waitpath.go): WriteAt, ReadAt, Fdatasync and
+	// WriteAtSync, run direct or through the workers.
+	waitPath
 }
 
 // queued is one operation waiting for a worker; end marks the last of a chain.
@@ -38,6 +44,7 @@ func newPortable(cfg Config) *portableDriver {
 	}
 	d.notEmpty.L = &d.mu
 	d.notFull.L = &d.mu
+	d.waitPath.init(d, cfg.hooks)
 	d.workers.Add(cfg.Workers)
 	for range cfg.Workers {
 		w := newWorker(int(cfg.Entries))
@@ -151,6 +158,7 @@ func (d *portableDriver) Close() error {
 		return ErrClosed
 	}
 	d.closed = true
+	d.closing.Store(true)
 	d.mu.Unlock()
 	if d.hooks.closeWait != nil {
 		d.hooks.closeWait()

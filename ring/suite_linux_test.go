@@ -3,6 +3,7 @@
 package ring
 
 import (
+	"errors"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -27,6 +28,43 @@ func TestShortWriteBreaksTheLink(t *testing.T) {
 				t.Fatalf("write across RLIMIT_FSIZE: Res %d (want 100), linked sync Res %d (want -ECANCELED)", w.Res, s.Res)
 			}
 		})
+	})
+}
+
+// A short write through the helpers is finished and the error that stops
+// it reported, direct and through Submit alike: RLIMIT_FSIZE cuts the
+// first write short, and the next fails with EFBIG.
+func TestWaitingWriteStopsAtTheFileSizeLimit(t *testing.T) {
+	forEachDriver(t, Config{}, func(t *testing.T, d Driver) {
+		_, fd := tempFile(t, t.TempDir())
+		const limit = 1 << 20
+		withFileSizeLimit(t, limit, func() {
+			n, err := WriteAtSync(d, fd, fill(300, 1), limit-100)
+			if n != 100 || !errors.Is(err, unix.EFBIG) {
+				t.Fatalf("WriteAtSync across RLIMIT_FSIZE = %d, %v; want 100, EFBIG", n, err)
+			}
+			n, err = WriteAt(d, fd, fill(300, 2), limit-50)
+			if n != 50 || !errors.Is(err, unix.EFBIG) {
+				t.Fatalf("WriteAt across RLIMIT_FSIZE = %d, %v; want 50, EFBIG", n, err)
+			}
+		})
+	})
+}
+
+// Every helper reports the errno, direct and through Submit alike.
+func TestWaitingOperationsOnABadDescriptorAreEBADF(t *testing.T) {
+	forEachDriver(t, Config{}, func(t *testing.T, d Driver) {
+		p := make([]byte, 8)
+		calls := map[string]error{}
+		_, calls["WriteAt"] = WriteAt(d, -1, p, 0)
+		_, calls["ReadAt"] = ReadAt(d, -1, p, 0)
+		_, calls["WriteAtSync"] = WriteAtSync(d, -1, p, 0)
+		calls["Fdatasync"] = Fdatasync(d, -1)
+		for name, err := range calls {
+			if !errors.Is(err, unix.EBADF) {
+				t.Errorf("%s on fd -1: %v, want EBADF", name, err)
+			}
+		}
 	})
 }
 

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // countingEnter counts submitting io_uring_enter calls.
@@ -186,20 +184,6 @@ func TestUringCloseAfterWaitsThroughTheRing(t *testing.T) {
 		}
 		f.Close()
 	}
-}
-
-// A short write through the waiting path is finished, as through the ring:
-// RLIMIT_FSIZE cuts the first pwrite short, and the next fails with EFBIG.
-func TestUringWaitingWriteStopsAtTheFileSizeLimit(t *testing.T) {
-	d := openUringT(t, Config{})
-	_, fd := tempFile(t, t.TempDir())
-	const limit = 1 << 20
-	withFileSizeLimit(t, limit, func() {
-		n, err := WriteAtSync(d, fd, fill(300, 1), limit-100)
-		if n != 100 || !errors.Is(err, unix.EFBIG) {
-			t.Fatalf("WriteAtSync across RLIMIT_FSIZE = %d, %v; want 100, EFBIG", n, err)
-		}
-	})
 }
 
 func TestUringDirectLimitIsOnePerProcessor(t *testing.T) {

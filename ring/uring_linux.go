@@ -58,13 +58,9 @@ type uringDriver struct {
 	reaperDone chan struct{}
 	kick       chan struct{} // one token: SQEs entered since the reaper looked
 
-	// The waiting path (uring_blocking_linux.go): closing is set by Close
-	// for the methods that never reach Submit; durable counts the waiting
-	// durability operations in progress, of which up to directMax run on
-	// their callers' threads.
-	closing   atomic.Bool
-	durable   atomic.Int32
-	directMax int32
+	// The waiting path (waitpath.go): WriteAt, ReadAt, Fdatasync and
+	// WriteAtSync, run direct or through the ring.
+	waitPath
 
 	// inKernel counts SQEs the kernel took whose CQEs are not yet reaped.
 	// The submitter adds after enter returns, so the reaper may take it
@@ -125,8 +121,8 @@ func newUringDriver(fd int, p *uringParams, cfg Config) (*uringDriver, error) {
 		pins: make([]slotPins, slots), free: make([]uint32, slots),
 		harvest: make([]cqe, 0, slots+1), ready: make([]*Completion, 0, slots),
 		reaperDone: make(chan struct{}), kick: make(chan struct{}, 1),
-		directMax: directDurableMax(cfg.hooks),
 	}
+	d.waitPath.init(d, cfg.hooks)
 	if d.enter == nil {
 		d.enter = rawEnter
 	}
