@@ -185,7 +185,12 @@
 // for buffer room); ixMu guards the index against concurrent gets. The
 // log's committer runs OnVisible, which takes visMu, then watchMu and each
 // Watch.mu, and the write waiters, which take visMu when a write failed:
-// so nothing holds watchMu, Watch.mu or visMu while it appends. A failed
+// so nothing holds watchMu, Watch.mu or visMu while it appends.
+// PutAsyncHere and DeleteAsyncHere may do the committer's work on the
+// caller's goroutine (shardlog.Log.FlushHere, under None and Periodic),
+// OnVisible and the waiters included, after letting go of writeMu: so
+// their caller must hold no lock of the shard, nor anything a waiter
+// takes. A failed
 // log stops the shard (every operation returns the failure) until the
 // cache is reopened and its index rebuilt from disk. Store.mu guards the
 // table of caches and is never held while a shard is used.
