@@ -5,10 +5,9 @@ import "sync"
 // portableDriver runs submitted operations with ordinary blocking system
 // calls on a bounded pool of worker goroutines fed by a bounded queue, and
 // waiting callers' operations on their own threads while few are in
-// progress (waitPath). It mimics the
-// kernel's link semantics: a chain runs in order on one worker, and an
-// error or a short transfer in a linked operation completes the rest of the
-// chain with -ECANCELED, unrun.
+// progress (waitPath). It mimics the kernel's link semantics: a chain runs
+// in order on one worker, and an error or a short transfer in a linked
+// operation completes the rest of the chain with -ECANCELED, unrun.
 type portableDriver struct {
 	hooks    *hooks
 	chainMax int
