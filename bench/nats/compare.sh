@@ -13,7 +13,8 @@
 # temporary directory (they never become a dependency of this module) and
 # builds felix from this checkout. Prebuilt programs can stand in for the
 # installs and builds (a machine without a network or a Go toolchain):
-# NATS_SERVER, NATS_CLI and FELIX_BIN. Both brokers keep their data in a
+# NATS_SERVER, NATS_CLI and FELIX_BIN (FELIX_LABEL: what to call it in the
+# output, e.g. its commit). Both brokers keep their data in a
 # fresh directory under DIR (default: the current directory; not /tmp if
 # that is a tmpfs), removed at the end.
 #
@@ -72,7 +73,10 @@ fi
 if [ -z "$FELIX_BIN" ]; then
 	(cd "$repo" && go build -o "$tools/felix" ./cmd/felix)
 	FELIX_BIN=$tools/felix
+	FELIX_LABEL=${FELIX_LABEL:-"$(cd "$repo" && git rev-parse --short HEAD) (built from this checkout)"}
 fi
+# FELIX_LABEL names a prebuilt FELIX_BIN in the output (its commit, say).
+FELIX_LABEL=${FELIX_LABEL:-"$FELIX_BIN (prebuilt)"}
 
 port=$((20000 + RANDOM % 20000))
 url="nats://127.0.0.1:$port"
@@ -191,7 +195,7 @@ line() { # shape dur nrate np99 frate fp99 kind
 echo
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(uname -sr)"
 echo "disk:    $(df -T "$work" | awk 'NR == 2 { print $2 " on " $1 }') ($DIR)"
-echo "record:  $SIZE, one per request; warm-up $WARMUP; nats-server $NATS_SERVER_VERSION, nats $NATSCLI_VERSION, felix $(cd "$repo" && git rev-parse --short HEAD)"
+echo "record:  $SIZE, one per request; warm-up $WARMUP; nats-server $NATS_SERVER_VERSION, nats $NATSCLI_VERSION, felix $FELIX_LABEL"
 for round in $(seq "$ROUNDS"); do
 	echo
 	echo "round $round"
