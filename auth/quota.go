@@ -106,6 +106,17 @@ func (q *Quotas) AdmitPublish(tenant string, bytes int) error {
 	return nil
 }
 
+// AdmitStore refuses a write that keeps data (a cache put, a counter add)
+// once the tenant holds its stored bytes or more; it takes nothing from the
+// publish rate, which counts publishes only.
+func (q *Quotas) AdmitStore(tenant string) error {
+	t := q.tenant(tenant)
+	if t.limits.StoredBytes <= 0 {
+		return nil
+	}
+	return q.admitStored(tenant, t)
+}
+
 func (q *Quotas) admitStored(tenant string, t *tenantQuota) error {
 	max := t.limits.StoredBytes
 	if max <= 0 || q.stored == nil {

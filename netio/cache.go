@@ -152,6 +152,10 @@ func (c *conn) cachePutOnce(f wire.Frame, mayRedo bool) {
 		c.answer(f.RequestID, cacheToWire(err))
 		return
 	}
+	if werr := c.admitStore(h.res.Tenant); werr != nil {
+		c.answer(f.RequestID, werr)
+		return
+	}
 	opts, werr := c.putOptions(&m)
 	if werr != nil {
 		c.answer(f.RequestID, werr)

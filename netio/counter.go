@@ -28,6 +28,10 @@ func (c *conn) counterAdd(f wire.Frame) {
 		c.answer(f.RequestID, cacheToWire(err))
 		return
 	}
+	if werr := c.admitStore(h.res.Tenant); werr != nil {
+		c.answer(f.RequestID, werr)
+		return
+	}
 	c.offloadJob(f.RequestID, jobCounterAdd, h, m.Key, m.Delta)
 }
 

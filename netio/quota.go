@@ -8,6 +8,7 @@ import (
 
 	"github.com/felixbroker/felix/auth"
 	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/netio/wire"
 )
 
@@ -25,6 +26,22 @@ type Quotas interface {
 	// AdmitPublish takes bytes from the tenant's publish rate, or refuses
 	// (also when the tenant is over its stored bytes).
 	AdmitPublish(tenant string, bytes int) error
+	// AdmitStore refuses a cache put or a counter add while the tenant is
+	// over its stored bytes.
+	AdmitStore(tenant string) error
+}
+
+// admitStore asks the quotas whether tenant may keep more data (a cache
+// put, a counter add). Loop only; allocates nothing unless it refuses.
+func (c *conn) admitStore(tenant string) *wire.Error {
+	q := c.s.cfg.Quotas
+	if q == nil {
+		return nil
+	}
+	if err := q.AdmitStore(tenant); err != nil {
+		return c.s.quotaRefusal(err)
+	}
+	return nil
 }
 
 // admitPublish asks the quotas for a publish's bytes (its records' keys
@@ -77,7 +94,9 @@ func retryAfterMillis(d time.Duration) uint32 {
 }
 
 // StoredBytes tells auth.Quotas what each tenant stores: the sum of its
-// streams' shard logs (engine.Engine.TenantBytes), recomputed at most once
+// streams' shard logs (engine.Engine.TenantBytes) and, once Caches names
+// the broker's cache store, its caches' and counters' logs
+// (cache.Store.TenantBytes), recomputed at most once
 // per interval for each tenant, so a publish never walks the streams. The
 // stored-bytes quota can therefore be overshot by what a tenant publishes
 // within one interval. Of is safe for concurrent use; the recomputation
@@ -85,6 +104,7 @@ func retryAfterMillis(d time.Duration) uint32 {
 // using the old one meanwhile).
 type StoredBytes struct {
 	e       *engine.Engine
+	caches  *cache.Store // nil: caches are not counted
 	every   time.Duration
 	now     func() time.Time
 	tenants sync.Map // tenant -> *storedFigure
@@ -112,6 +132,12 @@ func NewStoredBytes(e *engine.Engine, every time.Duration, now func() time.Time)
 	return &StoredBytes{e: e, every: every, now: now}
 }
 
+// Caches counts the caches of st too; call it before the first Of.
+func (s *StoredBytes) Caches(st *cache.Store) *StoredBytes {
+	s.caches = st
+	return s
+}
+
 // Of is tenant's stored bytes, at most one interval old.
 func (s *StoredBytes) Of(tenant string) int64 {
 	v, ok := s.tenants.Load(tenant)
@@ -124,9 +150,18 @@ func (s *StoredBytes) Of(tenant string) int64 {
 		return f.bytes.Load()
 	}
 	if f.refresh.TryLock() {
-		f.bytes.Store(s.e.TenantBytes(tenant))
+		f.bytes.Store(s.compute(tenant))
 		f.at.Store(now)
 		f.refresh.Unlock()
 	}
 	return f.bytes.Load()
+}
+
+// compute walks tenant's streams and caches.
+func (s *StoredBytes) compute(tenant string) int64 {
+	n := s.e.TenantBytes(tenant)
+	if s.caches != nil {
+		n += s.caches.TenantBytes(tenant)
+	}
+	return n
 }

@@ -126,7 +126,8 @@ func loadQuotaFile(st *settings, path string) (map[string]quotaLimits, error) {
 
 // configure turns the security settings into the server's: the
 // Authenticator (or a loud warning that auth is off), the quotas over the
-// engine's stored bytes, and the TLS listener.
+// stored bytes of the engine's streams and of cfg.Caches, and the TLS
+// listener.
 func (c securityConfig) configure(cfg *netio.Config, e *engine.Engine, log *slog.Logger) error {
 	if err := c.configureAuth(cfg, log); err != nil {
 		return err
@@ -181,7 +182,7 @@ func (c securityConfig) configureQuotas(cfg *netio.Config, e *engine.Engine, log
 	if len(c.authKeys) == 0 && (c.quotaDefault.Connections > 0 || anyConnections(per)) {
 		log.Warn("connection quotas apply only with auth on: with auth off a connection has no tenant")
 	}
-	cfg.Quotas = auth.NewQuotas(c.quotaDefault, per, netio.NewStoredBytes(e, 0, nil).Of, nil)
+	cfg.Quotas = auth.NewQuotas(c.quotaDefault, per, netio.NewStoredBytes(e, 0, nil).Caches(cfg.Caches).Of, nil)
 }
 
 func anyConnections(per map[string]auth.Limits) bool {

@@ -1,0 +1,34 @@
+package cache
+
+// TenantBytes is what tenant's caches hold: the segments of each shard's
+// log and of its counters' log (on disk for a durable cache, in memory
+// otherwise). It walks the tenant's caches, so a caller on a hot path keeps
+// the figure and refreshes it now and then (netio.StoredBytes does).
+func (s *Store) TenantBytes(tenant string) int64 {
+	s.mu.RLock()
+	var caches []*Cache
+	for id, c := range s.caches {
+		if id.Tenant == tenant {
+			caches = append(caches, c)
+		}
+	}
+	s.mu.RUnlock()
+	var n int64
+	for _, c := range caches {
+		for _, sh := range c.shards {
+			n += sh.log.Stats().Bytes + sh.counters.logBytes()
+		}
+	}
+	return n
+}
+
+// logBytes is the size of the counters' log; 0 before the first add.
+func (cs *counterSlot) logBytes() int64 {
+	cs.mu.Lock()
+	l := cs.log
+	cs.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	return l.Stats().Bytes
+}
