@@ -7,7 +7,7 @@
 // connection (the one wait it allows is the engine's own backpressure:
 // Stream.Publish waits while a shard's write buffer is full, which holds
 // back the publishers on that loop until the log catches up; the one disk
-// call it makes is a page-cache write of what a socket read published, at
+// call it makes is a page-cache write of what a socket read published or put, at
 // most flushHereBytes, under None and Periodic only, never an fdatasync:
 // see "Answering a read in its own write"); never let one connection's bad
 // bytes or slowness reach another; never buffer without a bound.
