@@ -13,9 +13,9 @@
 // io_uring and, when the kernel refuses it, logs why at Warn and uses the
 // portable driver; ModeUring fails with ErrUnavailable instead. WriteAt,
 // ReadAt, Fdatasync and WriteAtSync serve callers that wait anyway: a
-// driver with a waiting path of its own (Blocking: the io_uring driver)
-// runs each its fastest way, see "The waiting path"; any other as a Submit
-// and a wait. The package knows nothing of records or segments.
+// driver with a waiting path of its own (Blocking: both drivers here) runs
+// each its fastest way, see "The waiting path"; any other as a Submit and
+// a wait. The package knows nothing of records or segments.
 //
 // # What it must never do
 //
@@ -51,24 +51,32 @@
 // the rest of the chain with -ECANCELED, unrun. Res is bytes or -errno, as
 // in a CQE, in both drivers.
 //
-// # The waiting path (io_uring)
+// # The waiting path
 //
 // A caller of WriteAt, ReadAt, Fdatasync or WriteAtSync waits anyway, and
-// for one waiting caller the ring only adds to what it waits for: ext4
-// cannot do a buffered write without blocking, so io_uring hands it to an
-// io-wq worker thread, fdatasync always goes to one, and the waiter is then
-// woken; each wake-up of a sleeping thread costs tens of microseconds on
-// the VMs Felix was measured on. The io_uring driver is therefore a
-// Blocking driver that routes each waiting operation:
+// for one waiting caller handing the operation to another thread only adds
+// to what it waits for: ext4 cannot do a buffered write without blocking,
+// so io_uring hands it to an io-wq worker thread, fdatasync always goes to
+// one, and the waiter is then woken; the portable driver hands every
+// operation to a pool goroutine and back. Each wake-up of a sleeping
+// thread costs tens of microseconds on the VMs Felix was measured on. Both
+// drivers are therefore Blocking drivers that route each waiting operation
+// the same way (waitPath, shared):
 //
 //	WriteAt      pwrite on the caller's thread, always
 //	ReadAt       pread on the caller's thread, always
 //	Fdatasync    fdatasync on the caller's thread while at most directMax
 //	             waiting durability operations are in progress, this one
-//	             included; past that, one fdatasync through the ring
+//	             included; past that, one fdatasync through Submit (the
+//	             ring, or the portable worker pool)
 //	WriteAtSync  pwrite then fdatasync on the caller's thread under the
 //	             same limit; past it, a write linked to an fdatasync
-//	             through the ring
+//	             through Submit
+//
+// "fdatasync" is F_FULLFSYNC on macOS and fsync on the other BSDs; on
+// Windows the direct calls are WriteFile, ReadFile and FlushFileBuffers,
+// each with an OVERLAPPED (and its event) borrowed from a bounded free
+// list, since an OVERLAPPED must not move while its IO is pending.
 //
 // directMax is GOMAXPROCS, read at Open. A durability operation on its
 // caller's thread holds a P for as long as the disk takes (the runtime
@@ -76,7 +84,11 @@
 // behind them would wait for a processor and the disk would see few
 // operations at a time. Through the ring a waiter parks and gives its P
 // back at once, io-wq runs the operations side by side and the kernel
-// serves several with one flush.
+// serves several with one flush; through the portable pool its Workers
+// goroutines do the same with blocking system calls (the runtime hands
+// their Ps on). Close sets a flag that the direct path reads first, so
+// every waiting operation begun after Close has started is ErrClosed;
+// one already past that check finishes (Close owns no file).
 //
 // Measured against raw system calls in the same run (2-vCPU VM, ext4 on
 // virtio, Linux 6.18; the median over 6 to 12 runs of the ratio of median
@@ -84,12 +96,20 @@
 // through the ring, the way every call went before this path, a 4 KiB
 // page-cache write took 2.8-8.3x raw, a 64 KiB one 4.5x, a cached 4 KiB
 // read 3.2x, an fdatasync 1.4-1.7x and a write+fdatasync 1.25-1.4x. On the
-// waiting path each lone operation is 0.97-1.08x raw (portable 1.14-1.8x);
-// 8 and 64 WriteAtSync callers at once are 0.96x and 0.54x raw (portable
-// 1.20x and 1.16x); 2 and 4 callers, where durable waits start to spill
-// into the ring, 1.02-1.09x (portable 1.04-1.10x). On a 16-vCPU VM every
-// row is 0.92-1.08x raw (portable 0.89-3.1x). Operations submitted with
-// Submit always go through the ring, as before.
+// waiting path each lone io_uring operation is 0.97-1.08x raw; 8 and 64 WriteAtSync
+// callers at once are 0.96x and 0.54x raw; 2 and 4 callers, where durable
+// waits start to spill into the ring, 1.02-1.09x. On a 16-vCPU VM every
+// row is 0.92-1.08x raw. Operations submitted with Submit always go
+// through the ring (or the portable pool), as before.
+//
+// The portable driver, when every waiting operation went through its pool,
+// took 1.14-1.8x raw per lone operation, 1.20x and 1.16x with 8 and 64
+// WriteAtSync callers, 1.04-1.10x with 2 and 4 (0.89-3.1x on 16 vCPUs).
+// On the waiting path (2-vCPU VM, before and after measured one after the
+// other, each against raw in its own run) each lone operation is
+// 0.99-1.04x raw where the pool measured 1.08-2.0x; 2 and 4 callers
+// 0.99-1.07x (the pool 1.01-1.07x); 8 and 64, most of whom still go
+// through the pool, 1.08-1.16x (1.03-1.12x: the same within the noise).
 //
 // # Goroutines, ownership and lock order (io_uring)
 //
