@@ -34,6 +34,7 @@ type serveCmd struct {
 	MaxFrameBytes     *string `help:"Largest frame a client may send (default 4 MiB)."`
 	HandshakeTimeout  *string `help:"Close connections that do not complete the handshake within this (default 5s)."`
 	IdleTimeout       *string `help:"Close connections idle this long (default 5m)."`
+	EventLoops        *string `name:"event-loops" help:"Network event loops (default 0: one per processor but one, at least one)."`
 	BrokerID          *string `name:"broker-id" help:"This broker's id (default: the host name)."`
 	LogFormat         *string `help:"auto (text on a terminal, JSON otherwise), text, json."`
 	LogLevel          *string `help:"debug, info, warn, error."`
@@ -55,7 +56,8 @@ func (c *serveCmd) flags() map[string]string {
 		"addr": c.Addr, "admin-addr": c.AdminAddr, "data": c.Data, "fsync": c.Fsync,
 		"retention-max-age": c.RetentionMaxAge, "retention-max-bytes": c.RetentionMaxBytes,
 		"segment-bytes": c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
-		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "broker-id": c.BrokerID,
+		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "event-loops": c.EventLoops,
+		"broker-id":  c.BrokerID,
 		"log-format": c.LogFormat, "log-level": c.LogLevel,
 		"auth-keys": c.AuthKeys, "tls-addr": c.TLSAddr, "tls-cert": c.TLSCert, "tls-key": c.TLSKey,
 		"quota-publish-bytes-per-sec": c.QuotaPublishRate, "quota-connections": c.QuotaConnections,
@@ -98,7 +100,7 @@ type serveConfig struct {
 	retention                          shardlog.Retention
 	segmentBytes                       int64
 	ioMode                             ring.Mode
-	maxFrameBytes                      int
+	maxFrameBytes, eventLoops          int
 	handshakeTimeout, idleTimeout      time.Duration
 	security                           securityConfig
 	logger                             *slog.Logger
@@ -133,6 +135,11 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 	check("handshake-timeout", err)
 	c.idleTimeout, err = time.ParseDuration(st.get("idle-timeout"))
 	check("idle-timeout", err)
+	c.eventLoops, err = strconv.Atoi(st.get("event-loops"))
+	if err == nil && c.eventLoops < 0 {
+		err = errors.New("must be 0 (automatic) or more")
+	}
+	check("event-loops", err)
 	c.security, err = parseSecurity(st)
 	if err != nil {
 		errs = append(errs, err)
@@ -234,6 +241,7 @@ func startBroker(cfg serveConfig) (*broker, error) {
 		Caches: b.caches, Groups: b.groups, Producers: b.producers, Metrics: b.metrics.net,
 		Limits:           wire.Limits{FrameBytesMax: cfg.maxFrameBytes},
 		HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
+		EventLoops: cfg.eventLoops,
 	}
 	if err = cfg.security.configure(&ncfg, b.engine, cfg.logger); err == nil {
 		b.server, err = netio.NewServer(ncfg)

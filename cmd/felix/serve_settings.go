@@ -15,6 +15,7 @@ func serveSettings() *settings {
 		{key: "max-frame-bytes", envs: []string{"FELIX_MAX_FRAME_BYTES"}, def: "4194304", help: "largest frame a client may send"},
 		{key: "handshake-timeout", envs: []string{"FELIX_HANDSHAKE_TIMEOUT"}, def: "5s", help: "close connections that do not say HELLO within this"},
 		{key: "idle-timeout", envs: []string{"FELIX_IDLE_TIMEOUT"}, def: "5m", help: "close connections idle this long"},
+		{key: "event-loops", envs: []string{"FELIX_EVENT_LOOPS"}, def: "0", help: "network event loops (0: one per processor but one, at least one)"},
 		{key: "auth-keys", envs: []string{"FELIX_AUTH_KEYS"}, def: "", help: "files of trusted token public keys, comma-separated (empty: auth off)"},
 		{key: "tls-addr", envs: []string{"FELIX_TLS_ADDR"}, def: "", help: "address of the TLS listener (empty: none)"},
 		{key: "tls-cert", envs: []string{"FELIX_TLS_CERT"}, def: "", help: "PEM certificate (chain) of the TLS listener"},

@@ -43,10 +43,27 @@ func TestSettingsComeFromFlagThenEnvThenFileThenDefault(t *testing.T) {
 
 func TestBadSettingsAreRefusedBeforeAnythingStarts(t *testing.T) {
 	st := serveSettings()
-	st.resolve("", func(string) (string, bool) { return "", false }, map[string]string{"fsync": "sometimes", "io": "telepathy"})
+	st.resolve("", func(string) (string, bool) { return "", false }, map[string]string{"fsync": "sometimes", "io": "telepathy", "event-loops": "-1"})
 	_, err := parseServeConfig(st)
-	if err == nil || !strings.Contains(err.Error(), "--fsync") || !strings.Contains(err.Error(), "--io") {
-		t.Fatalf("got %v", err)
+	for _, key := range []string{"--fsync", "--io", "--event-loops"} {
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Fatalf("%s not named: %v", key, err)
+		}
+	}
+}
+
+// --event-loops fixes the number of loops; 0 leaves it to the server.
+func TestEventLoopsAreASetting(t *testing.T) {
+	for env, want := range map[string]int{"": 0, "3": 3} {
+		st := serveSettings()
+		lookup := func(k string) (string, bool) { return env, k == "FELIX_EVENT_LOOPS" && env != "" }
+		if err := st.resolve("", lookup, nil); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := parseServeConfig(st)
+		if err != nil || cfg.eventLoops != want {
+			t.Fatalf("FELIX_EVENT_LOOPS=%q: %d %v, want %d", env, cfg.eventLoops, err, want)
+		}
 	}
 }
 
