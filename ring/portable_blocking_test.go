@@ -117,8 +117,16 @@ func TestPortableDurableWaitsUseTheWorkersPastTheLimit(t *testing.T) {
 		done := inBackground(op.run)
 		await(t, waiting, op.name+" to wait for room in the workers' queue")
 		wantPending(t, done, op.name)
-		mustN(t, len(p))(WriteAt(d, fd, p, 5000)) // direct: the worker is held
-		mustN(t, len(p))(ReadAt(d, fd, make([]byte, len(p)), 5000))
+		direct := inBackground(func() error { // direct: the worker is held
+			if _, err := WriteAt(d, fd, p, 5000); err != nil {
+				return err
+			}
+			_, err := ReadAt(d, fd, make([]byte, len(p)), 5000)
+			return err
+		})
+		if err := await(t, direct, "WriteAt and ReadAt with the worker held"); err != nil {
+			t.Fatal(err)
+		}
 		close(b.release)
 		if err := await(t, done, op.name); err != nil {
 			t.Fatalf("%s through the workers: %v", op.name, err)
