@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -160,7 +162,7 @@ func benchBroker(b *testing.B, store benchStore) (*Server, wire.StreamRef) {
 	if _, err := e.CreateStream(id, engine.StreamConfig{Shards: 1, Durable: durable}); err != nil {
 		b.Fatal(err)
 	}
-	s, err := NewServer(Config{Addr: "127.0.0.1:0", Engine: e, Multicore: true})
+	s, err := NewServer(Config{Addr: "127.0.0.1:0", Engine: e, Multicore: true, EventLoops: benchLoops()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -330,4 +332,10 @@ func benchLatency(b *testing.B, store benchStore) {
 	b.ReportMetric(float64(p.Microseconds()), "p50-µs")
 	b.ReportMetric(float64(raw.rttP50.Microseconds()), "raw-p50-µs")
 	b.ReportMetric(float64(p)/float64(raw.rttP50), "x-raw-rtt")
+}
+
+// benchLoops is FELIX_BENCH_EVENT_LOOPS, or 0 (the server's default).
+func benchLoops() int {
+	n, _ := strconv.Atoi(os.Getenv("FELIX_BENCH_EVENT_LOOPS"))
+	return n
 }
