@@ -71,6 +71,19 @@ func (c *conn) cacheKey(ref wire.CacheRef, key []byte, action Action) (*cacheHan
 	return h, h.c.ShardFor(key), nil
 }
 
+// storingKey is cacheKey for a write that keeps data (a put, a counter
+// add): it also asks the quotas whether the cache's tenant may store more.
+func (c *conn) storingKey(ref wire.CacheRef, key []byte, action Action) (*cacheHandle, int, *wire.Error) {
+	h, shard, err := c.cacheKey(ref, key, action)
+	if err != nil {
+		return nil, 0, cacheToWire(err)
+	}
+	if werr := c.admitStore(h.res.Tenant); werr != nil {
+		return nil, 0, werr
+	}
+	return h, shard, nil
+}
+
 func refResource(ref wire.CacheRef) Resource {
 	return Resource{Tenant: string(ref.Tenant), Namespace: string(ref.Namespace), Stream: string(ref.Cache)}
 }
@@ -137,7 +150,7 @@ func (c *conn) offloadJob(requestID uint64, kind cacheJobKind, h *cacheHandle, k
 // condition and copies key and value into the shard's log before PutAsync
 // returns; the answer comes when the write is acknowledged at the cache's
 // FsyncMode. The last frame of a socket read has the loop write the
-// shard's queued records itself when the log allows (see flushHereBytes):
+// shard's queued records itself when the log allows (see writeHereBytes):
 // then the answer is in the read's own write. Loop only.
 func (c *conn) cachePut(f wire.Frame) { c.cachePutOnce(f, true) }
 
@@ -147,12 +160,8 @@ func (c *conn) cachePutOnce(f wire.Frame, mayRedo bool) {
 		c.answer(f.RequestID, toWire(err))
 		return
 	}
-	h, shard, err := c.cacheKey(m.Cache, m.Key, ActionCacheWrite)
-	if err != nil {
-		c.answer(f.RequestID, cacheToWire(err))
-		return
-	}
-	if werr := c.admitStore(h.res.Tenant); werr != nil {
+	h, shard, werr := c.storingKey(m.Cache, m.Key, ActionCacheWrite)
+	if werr != nil {
 		c.answer(f.RequestID, werr)
 		return
 	}
@@ -165,7 +174,7 @@ func (c *conn) cachePutOnce(f wire.Frame, mayRedo bool) {
 	if !ok {
 		return
 	}
-	if err := h.c.PutAsyncHere(m.Key, m.Value, opts, w, c.flushHereBytes(f)); err != nil {
+	if err := h.c.PutAsyncHere(m.Key, m.Value, opts, w, c.writeHereBytes(f)); err != nil {
 		if mayRedo && c.s.caches.redo(h, err) {
 			w.withdraw()
 			c.cachePutOnce(f, false)
@@ -195,7 +204,7 @@ func (c *conn) cacheDeleteOnce(f wire.Frame, mayRedo bool) {
 	if !ok {
 		return
 	}
-	if err := h.c.DeleteAsyncHere(m.Key, cacheCondition(m.Condition), w, c.flushHereBytes(f)); err != nil {
+	if err := h.c.DeleteAsyncHere(m.Key, cacheCondition(m.Condition), w, c.writeHereBytes(f)); err != nil {
 		if mayRedo && c.s.caches.redo(h, err) {
 			w.withdraw()
 			c.cacheDeleteOnce(f, false)
@@ -205,13 +214,9 @@ func (c *conn) cacheDeleteOnce(f wire.Frame, mayRedo bool) {
 	}
 }
 
-// cacheFlushHereBytes is the most a shard log may hold queued for the loop
-// to write it itself after a put or delete (cache.Cache.PutAsyncHere):
-// one synchronous client's request, or a few.
-const cacheFlushHereBytes = 16 << 10
-
-// flushHereBytes is PutAsyncHere's maxBytes for a write frame f: for the
-// last whole frame of the socket read, cacheFlushHereBytes; the loop then
+// writeHereBytes is PutAsyncHere's maxBytes for a write frame f: for the
+// last whole frame of the socket read, flushHereBytes (the same bound as a
+// read's publishes); the loop then
 // writes the record (and whatever else is queued in the shard's log) to
 // the page cache itself when the log's committer is idle and no fdatasync
 // is owed, and the answer leaves in the read's own write, with no hand-off
@@ -219,11 +224,11 @@ const cacheFlushHereBytes = 16 << 10
 // eventfd wake of the loop). An earlier frame of the read gets 0: the
 // committer is woken, and takes what the rest of the read appends too.
 // Loop only (f not yet discarded).
-func (c *conn) flushHereBytes(f wire.Frame) int {
+func (c *conn) writeHereBytes(f wire.Frame) int {
 	if c.gc.InboundBuffered() > f.Size() {
 		return 0
 	}
-	return cacheFlushHereBytes
+	return flushHereBytes
 }
 
 // putOptions checks a put's expiry and size and turns it into the store's

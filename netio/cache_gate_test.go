@@ -94,7 +94,7 @@ func (h holdFile) WriteAtSync(p []byte, off int64) (int, error) {
 // and the get are answered, the get with the new value. The cache syncs
 // on commit, so the put's write is the committer's: under None and
 // Periodic the loop may write a put itself (a page-cache write; see
-// flushHereBytes), and a held disk would hold that loop.
+// writeHereBytes), and a held disk would hold that loop.
 func TestAGetWaitingForACommitNeverHoldsItsLoop(t *testing.T) {
 	fs := newHoldFS()
 	b := startCacheBroker(t, func(o *cache.Options, cfg *Config) {

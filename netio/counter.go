@@ -23,12 +23,8 @@ func (c *conn) counterAdd(f wire.Frame) {
 		c.answer(f.RequestID, toWire(err))
 		return
 	}
-	h, _, err := c.cacheKey(m.Cache, m.Key, ActionCounter)
-	if err != nil {
-		c.answer(f.RequestID, cacheToWire(err))
-		return
-	}
-	if werr := c.admitStore(h.res.Tenant); werr != nil {
+	h, _, werr := c.storingKey(m.Cache, m.Key, ActionCounter)
+	if werr != nil {
 		c.answer(f.RequestID, werr)
 		return
 	}
