@@ -25,10 +25,10 @@ import (
 // is simply found stale. A slot carries 12 bits of its entry's hash beside
 // the position, so a lookup reads from the ring (a cache miss, in a ring
 // of megabytes) only the entry whose tag matches, not every entry of the
-// set: a miss reads nothing from the ring in 4095 cases out of 4096. Nothing is allocated per operation: a stripe's
-// ring and table are allocated when it first fills (doubling, from
-// stripeRingFirstBytes, up to its share of the budget, moving what it
-// held).
+// set: a miss reads nothing from the ring in 4095 cases out of 4096.
+// Nothing is allocated per operation: a stripe's ring and table are
+// allocated when it first fills (doubling, from stripeRingFirstBytes, up
+// to its share of the budget, moving what it held).
 //
 // Entry layout in a ring (starts 8-byte aligned; frozen only in memory):
 //

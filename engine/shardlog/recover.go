@@ -143,7 +143,7 @@ func (l *Log) openTail(base, tornAfter int64) error {
 		l.recovery.RemovedFiles = append(l.recovery.RemovedFiles, filepath.Base(indexPath(s)))
 	}
 	applySummary(s, &sum)
-	if size, err := f.Size(); err == nil && l.leavesUnprepared() && size < l.opts.SegmentBytes {
+	if size, err := f.Size(); err == nil && l.prepares() && size < l.opts.SegmentBytes {
 		s.unprepared.Store(true) // created without a spare, or trimmed: not zero-filled to its end
 	}
 	l.tail, l.active = s, s

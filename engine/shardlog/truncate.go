@@ -134,7 +134,7 @@ func (l *Log) reopenForAppend(s *seg) error {
 	s.retired = append(s.retired, s.file)
 	s.file = f
 	s.sealed.Store(false)
-	s.unprepared.Store(l.leavesUnprepared()) // sealing cut its zero-filled tail off
+	s.unprepared.Store(l.prepares()) // sealing cut its zero-filled tail off
 	return nil
 }
 
