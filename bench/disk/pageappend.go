@@ -24,25 +24,8 @@ func PageAppend(ctx context.Context, dir string, o PageCacheOptions) (bench.Resu
 	}
 	file := &appendFile{dir: dir, limit: o.FileBytes}
 	defer file.close()
-	chunk := pattern(make([]byte, o.WriteBytes))
-	op := func(int) (int64, int64, error) {
-		off, err := file.next(len(chunk))
-		if err != nil {
-			return 0, 0, err
-		}
-		if err := writeAt(file.f, chunk, off); err != nil {
-			return 0, 0, err
-		}
-		return 1, int64(len(chunk)), nil
-	}
-	var writes int64
-	if o.TotalBytes > 0 {
-		writes = max(1, o.TotalBytes/int64(o.WriteBytes))
-	}
-	p := bench.Params{RecordBytes: o.WriteBytes, Writers: 1, Fsync: "none", IOPath: PathRaw,
-		Extra: map[string]string{"file": "fresh"}}
-	load := bench.Load{Workers: 1, Ops: writes, Duration: o.Duration}
-	return measure(ctx, "pageappend/"+PathRaw, bench.RoleBaseline, p, dir, load, o.Progress, op)
+	return pageWrites(ctx, "pageappend", map[string]string{"file": "fresh"}, dir, o, file.next,
+		func() *os.File { return file.f })
 }
 
 // appendFile is PageAppend's file: written only at its end, replaced by a

@@ -2,6 +2,7 @@ package disk
 
 import (
 	"context"
+	"os"
 
 	"github.com/felixbroker/felix/bench"
 )
@@ -20,13 +21,22 @@ func PageCache(ctx context.Context, dir string, o PageCacheOptions) (bench.Resul
 		return bench.Result{}, err
 	}
 	defer file.close()
+	return pageWrites(ctx, "pagecache", nil, dir, o, file.next, func() *os.File { return file.f })
+}
+
+// pageWrites measures o's pwrites of o.WriteBytes, never synced, at the
+// offsets next gives in the file current returns (which next may
+// replace): the loop PageCache and PageAppend share. A RoleBaseline named
+// name+"/raw".
+func pageWrites(ctx context.Context, name string, extra map[string]string, dir string, o PageCacheOptions,
+	next func(n int) (int64, error), current func() *os.File) (bench.Result, error) {
 	chunk := pattern(make([]byte, o.WriteBytes))
 	op := func(int) (int64, int64, error) {
-		off, err := file.next(len(chunk))
+		off, err := next(len(chunk))
 		if err != nil {
 			return 0, 0, err
 		}
-		if err := writeAt(file.f, chunk, off); err != nil {
+		if err := writeAt(current(), chunk, off); err != nil {
 			return 0, 0, err
 		}
 		return 1, int64(len(chunk)), nil
@@ -35,7 +45,7 @@ func PageCache(ctx context.Context, dir string, o PageCacheOptions) (bench.Resul
 	if o.TotalBytes > 0 {
 		writes = max(1, o.TotalBytes/int64(o.WriteBytes))
 	}
-	p := bench.Params{RecordBytes: o.WriteBytes, Writers: 1, Fsync: "none", IOPath: PathRaw}
+	p := bench.Params{RecordBytes: o.WriteBytes, Writers: 1, Fsync: "none", IOPath: PathRaw, Extra: extra}
 	load := bench.Load{Workers: 1, Ops: writes, Duration: o.Duration}
-	return measure(ctx, "pagecache/"+PathRaw, bench.RoleBaseline, p, dir, load, o.Progress, op)
+	return measure(ctx, name+"/"+PathRaw, bench.RoleBaseline, p, dir, load, o.Progress, op)
 }
