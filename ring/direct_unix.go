@@ -14,37 +14,30 @@ import (
 // pwriteAll is WriteAt with system calls: all of p, going on after short
 // writes, io.ErrShortWrite when the file takes nothing.
 func pwriteAll(fd int, p []byte, off int64) (int, error) {
-	total := 0
-	for total < len(p) {
-		at := off + int64(total)
-		n, err := unix.Pwrite(fd, chunk(p, total), at)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return total, errnoError(OpWrite, at, err)
-		case n == 0:
-			return total, io.ErrShortWrite
-		}
-		total += n
-	}
-	return total, nil
+	return transferAll(fd, p, off, OpWrite, unix.Pwrite, io.ErrShortWrite)
 }
 
 // preadAll is ReadAt with system calls: len(p) bytes, or fewer with an
 // error, io.EOF at the end of the file.
 func preadAll(fd int, p []byte, off int64) (int, error) {
+	return transferAll(fd, p, off, OpRead, unix.Pread, io.EOF)
+}
+
+// transferAll moves all of p at off with call (pwrite or pread), going on
+// after short transfers and EINTR; a transfer of nothing ends it with
+// nothing (io.ErrShortWrite, io.EOF).
+func transferAll(fd int, p []byte, off int64, op Op, call func(int, []byte, int64) (int, error), nothing error) (int, error) {
 	total := 0
 	for total < len(p) {
 		at := off + int64(total)
-		n, err := unix.Pread(fd, chunk(p, total), at)
+		n, err := call(fd, chunk(p, total), at)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err != nil:
-			return total, errnoError(OpRead, at, err)
+			return total, errnoError(op, at, err)
 		case n == 0:
-			return total, io.EOF
+			return total, nothing
 		}
 		total += n
 	}
