@@ -39,38 +39,35 @@ func putScratch(w *worker) {
 // pwriteAll is WriteAt: all of p, going on after short writes,
 // io.ErrShortWrite when the file takes nothing.
 func pwriteAll(fd int, p []byte, off int64) (int, error) {
-	w := getScratch()
-	defer putScratch(w)
-	total := 0
-	for total < len(p) {
-		at := off + int64(total)
-		n, err := w.transfer(windows.Handle(fd), chunk(p, total), at, true)
-		total += n
-		switch {
-		case err != nil:
-			return total, errnoError(OpWrite, at, err)
-		case n == 0:
-			return total, io.ErrShortWrite
-		}
-	}
-	return total, nil
+	return transferAll(fd, p, off, true)
 }
 
 // preadAll is ReadAt: len(p) bytes, or fewer with an error, io.EOF at the
 // end of the file.
 func preadAll(fd int, p []byte, off int64) (int, error) {
+	return transferAll(fd, p, off, false)
+}
+
+// transferAll writes (write) or reads all of p at off with a borrowed
+// scratch, going on after short transfers; a transfer of nothing ends it
+// with io.ErrShortWrite or io.EOF.
+func transferAll(fd int, p []byte, off int64, write bool) (int, error) {
+	op, nothing := OpRead, io.EOF
+	if write {
+		op, nothing = OpWrite, io.ErrShortWrite
+	}
 	w := getScratch()
 	defer putScratch(w)
 	total := 0
 	for total < len(p) {
 		at := off + int64(total)
-		n, err := w.transfer(windows.Handle(fd), chunk(p, total), at, false)
+		n, err := w.transfer(windows.Handle(fd), chunk(p, total), at, write)
 		total += n
 		switch {
 		case err != nil:
-			return total, errnoError(OpRead, at, err)
+			return total, errnoError(op, at, err)
 		case n == 0:
-			return total, io.EOF
+			return total, nothing
 		}
 	}
 	return total, nil
