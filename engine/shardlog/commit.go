@@ -101,6 +101,12 @@ func (l *Log) noteUnsynced(n int) {
 		return
 	}
 	l.unsynced = 0
+	l.askSync()
+}
+
+// askSync asks the background loop to seal the retiring segments and sync
+// the active one, without waiting.
+func (l *Log) askSync() {
 	select {
 	case l.syncAhead <- struct{}{}:
 	default: // one is already asked for
@@ -149,11 +155,7 @@ func (l *Log) publish(b *buffer, synced bool) {
 // is reopened from disk. Reads of acknowledged records keep working.
 func (l *Log) fail(err error) {
 	l.mu.Lock()
-	if l.poison == nil {
-		l.poison = err
-		l.opts.Logger.Error("shard log failed; appends refused until it is reopened", "dir", l.opts.Dir, "err", err)
-	}
-	err = l.poison
+	err = l.poisonLocked(err)
 	// Its own slice: fail may run on the maintenance goroutine (a failed
 	// background sync) while the committer tells l.ready. A failure
 	// allocates; nothing else does.
@@ -165,6 +167,16 @@ func (l *Log) fail(err error) {
 		p := &ready[i]
 		p.w.Committed(p.first, p.last, err)
 	}
+}
+
+// poisonLocked makes err the log's poison unless it already has one, and
+// returns the poison. Called with mu held.
+func (l *Log) poisonLocked(err error) error {
+	if l.poison == nil {
+		l.poison = err
+		l.opts.Logger.Error("shard log failed; appends refused until it is reopened", "dir", l.opts.Dir, "err", err)
+	}
+	return l.poison
 }
 
 func (l *Log) observeFlush(b *buffer, synced bool, took time.Duration) {

@@ -101,6 +101,11 @@ func (l *Log) PrepareCompaction(keep KeepFunc) (*Compaction, error) {
 		return nil, ErrCompacting
 	}
 	c := &Compaction{l: l, stats: CompactionStats{LastDropped: -1}}
+	if err := l.sealRetired(0); err != nil {
+		l.fail(err)
+		c.finish()
+		return nil, err
+	}
 	if err := c.takeSealed(); err != nil {
 		c.finish()
 		return nil, err
@@ -130,20 +135,26 @@ func (l *Log) PrepareCompaction(keep KeepFunc) (*Compaction, error) {
 	return c, nil
 }
 
-// takeSealed takes a reference on every sealed segment.
+// takeSealed takes a reference on every sealed segment: the list's head up
+// to the first segment that is active or still retiring (a rollover since
+// PrepareCompaction sealed the retiring ones may have added one).
 func (c *Compaction) takeSealed() error {
 	list := *c.l.segs.Load()
-	if len(list) < 2 {
+	n := 0
+	for n < len(list)-1 && list[n].sealed.Load() {
+		n++
+	}
+	if n == 0 {
 		return ErrNothingToCompact
 	}
-	for _, s := range list[:len(list)-1] {
-		if !s.sealed.Load() || !s.acquire() {
+	for _, s := range list[:n] {
+		if !s.acquire() {
 			return ErrCompactionStale
 		}
 		c.orig = append(c.orig, s)
 		c.stats.BytesBefore += s.fillPos
 	}
-	c.stats.From, c.stats.To = list[0].base, list[len(list)-1].base
+	c.stats.From, c.stats.To = list[0].base, list[n].base
 	c.stats.Segments = len(c.orig)
 	return nil
 }

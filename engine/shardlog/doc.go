@@ -59,13 +59,20 @@
 // interval (the background loop syncs every interval/2). Under None and
 // Periodic the committer also asks the background loop to sync the active
 // segment each time an eighth of a segment was written unsynced (sync
-// ahead), so the rollover's sync of the retired segment, which appenders
-// wait behind once the other buffer fills, has little left to flush.
+// ahead), so the background seal of a retired segment has little left to
+// flush, and the disk's writes are spread rather than left to the kernel's
+// dirty-page limits. A sync of the active segment moves durable only once
+// no retired segment waits for its seal; each seal moves it to the next
+// segment's base.
 //
 // # Rollover, in the order that keeps every crash openable
 //
 //  1. sync the retired segment, trim its preallocated tail, mark it sealed,
-//     write its index (never trusted; rebuilt when missing or damaged);
+//     write its index (never trusted; rebuilt when missing or damaged).
+//     Under OnCommit the committer does this before step 2; under None and
+//     Periodic the background loop does it while records go on into the
+//     next segment (retire.go), and recovery cuts the log where a crash
+//     left a retired segment short (settle.go);
 //  2. take the prepared spare (zero-filled and synced in the background) or
 //     create and preallocate a new file;
 //  3. write and fdatasync the header, rename the spare into place, sync the
@@ -89,9 +96,12 @@
 //
 // The last segment is scanned as active: a torn tail (an unfinished write:
 // the record runs past the end of the file, or ends in zeros with nothing
-// after it) is cut off, zeroed in place when the file goes on past it. Every
-// earlier segment is verified in full (or, with TrustIndexes, through its
-// index) and must end exactly where the next begins. Anything else refuses
+// after it) is cut off, zeroed in place when the file goes on past it. A
+// segment from the recovery point's on may be retired but unsealed: it is
+// scanned the same way, and where it stops short of the next segment's
+// base every later segment is removed. Every segment before the point's is
+// verified in full (or, with TrustIndexes, through its index) and must end
+// exactly where the next begins. Anything else refuses
 // to open with a *segment.CorruptionError naming file, byte and fault.
 // Reopening is idempotent.
 //

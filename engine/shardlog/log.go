@@ -37,7 +37,12 @@ type Log struct {
 	durable atomic.Int64 // offsets below are fsynced
 	// durablePoint is the byte position matching durable (under wmu).
 	durablePoint point
-	point        pointFile
+	// retiring holds retired segments not yet sealed, oldest first (under
+	// wmu; None and Periodic only: retire.go). sealMu makes their sealing
+	// one at a time and in order.
+	retiring []*seg
+	sealMu   sync.Mutex
+	point    pointFile
 
 	ready    []pending // committer scratch: waiters to call
 	acks     AckBatch  // committer scratch: the flush's deferred work

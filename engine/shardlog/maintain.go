@@ -13,8 +13,9 @@ const (
 
 // maintainLoop runs the log's background work: the Periodic fsync (at half
 // the interval, so a record is synced within the interval of being written
-// unless the fsync itself takes longer), the sync ahead of rollover the
-// committer asks for, and retention.
+// unless the fsync itself takes longer), the seals of retired segments and
+// the sync ahead the committer asks for (None and Periodic: retire.go), and
+// retention.
 func (l *Log) maintainLoop() {
 	defer close(l.maintainDone)
 	syncEvery := time.Duration(0)
@@ -65,7 +66,11 @@ func (l *Log) Sync() error {
 	if err := l.waitWritten(target); err != nil {
 		return err
 	}
-	return l.syncActive()
+	if err := l.syncActive(); err != nil {
+		l.fail(err) // after a failed fdatasync the page cache cannot be trusted
+		return err
+	}
+	return nil
 }
 
 // waitWritten waits until every offset below target is written.
@@ -91,26 +96,20 @@ func (l *Log) waitWritten(target int64) error {
 	return <-cw.ch
 }
 
-// syncActive fsyncs the active segment and moves the durable watermark to
-// what was written before the sync began. Earlier segments were synced when
-// they were sealed.
+// syncActive seals the retiring segments, then fsyncs the active one and
+// moves the durable watermark to what was written before that sync began.
+// Earlier segments were synced when they were sealed.
 func (l *Log) syncActive() error {
-	l.wmu.Lock()
-	s, upTo := l.active, l.written.Load()
-	var at point
-	if s != nil {
-		at = point{base: s.base, pos: s.visibleEnd.Load()}
+	s, upTo, at, err := l.sealedUpToActive()
+	if err != nil || s == nil {
+		return err
 	}
-	ok := s != nil && s.acquire()
-	l.wmu.Unlock()
-	if !ok || upTo <= l.durable.Load() {
-		if ok {
-			s.release(l.opts.FS)
-		}
+	if upTo <= l.durable.Load() {
+		s.release(l.opts.FS)
 		return nil
 	}
 	began := l.opts.Now()
-	err := s.file.Sync()
+	err = s.file.Sync()
 	s.release(l.opts.FS)
 	l.observeSync(l.opts.Now().Sub(began), err)
 	if err != nil {
@@ -123,6 +122,30 @@ func (l *Log) syncActive() error {
 	}
 	l.wmu.Unlock()
 	return nil
+}
+
+// sealedUpToActive seals every retiring segment and returns the active
+// one, with a reference taken (nil when it has none to take), and what was
+// written up to it, read while no retired segment waited for its seal: a
+// sync of the active segment then covers everything below upTo.
+func (l *Log) sealedUpToActive() (s *seg, upTo int64, at point, err error) {
+	for {
+		if err := l.sealRetired(0); err != nil {
+			return nil, 0, point{}, err
+		}
+		l.wmu.Lock()
+		if len(l.retiring) == 0 {
+			s, upTo = l.active, l.written.Load()
+			if s == nil || !s.acquire() {
+				l.wmu.Unlock()
+				return nil, 0, point{}, nil
+			}
+			at = point{base: s.base, pos: s.visibleEnd.Load()}
+			l.wmu.Unlock()
+			return s, upTo, at, nil
+		}
+		l.wmu.Unlock() // a rollover retired another segment meanwhile
+	}
 }
 
 // observeSync counts one fdatasync of a segment and tells the observer.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/felixbroker/felix/segment"
 	"github.com/felixbroker/felix/segment/vfs"
@@ -11,10 +12,12 @@ import (
 )
 
 // The recovery point: a small file beside the segments that records a
-// position in the active segment up to which everything is known durable.
-// Recovery refuses damage before it (corruption) and cuts damage after it
-// (the page cache writes pages in any order, so an unsynced region can hold
-// holes). It is updated after syncs, at most once a second, and at Close.
+// position up to which everything is known durable: in the active segment,
+// or in the oldest retired segment still waiting for its seal. Recovery
+// refuses damage before it (corruption) and cuts damage after it (the page
+// cache writes pages in any order, so an unsynced region can hold holes).
+// It is updated after syncs of the active segment (at most once a second),
+// after each seal, and at Close.
 //
 // Format (version 1, frozen): two 32-byte slots, written alternately, each
 //
@@ -34,6 +37,7 @@ type point struct {
 }
 
 type pointFile struct {
+	mu   sync.Mutex // writes: the background loop, a seal, Truncate, Close
 	f    vfs.File
 	seq  uint64
 	last point
@@ -78,6 +82,8 @@ func decodePoint(b []byte) (seq uint64, p point, ok bool) {
 // writePoint records p as durable, in the slot the last write did not use.
 func (l *Log) writePoint(p point) error {
 	pf := &l.point
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
 	if pf.f == nil || p == pf.last {
 		return nil
 	}
@@ -105,7 +111,7 @@ func tornAfter(p point, ok bool, base int64) int64 {
 }
 
 // checkpoint writes the durable position when it moved. Called by the
-// background loop and Close, never concurrently.
+// background loop, a seal and Close.
 func (l *Log) checkpoint() {
 	l.wmu.Lock()
 	p := l.durablePoint

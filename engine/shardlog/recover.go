@@ -32,6 +32,9 @@ func (l *Log) recover() (err error) {
 	if err != nil {
 		return err
 	}
+	if bases, err = l.settleUnsealed(bases, rp, rpOK); err != nil {
+		return err
+	}
 	defer func() {
 		if err == nil {
 			l.durablePoint = point{base: l.active.base, pos: l.active.fillPos}

@@ -67,21 +67,44 @@ func (l *Log) newSegmentFile(s *seg) (vfs.File, bool, error) {
 
 // roll retires the active segment and makes s, whose records the appenders
 // have already placed, the active one. Called by the committer only.
+//
+// Under OnCommit the retired segment is sealed here, before records claim
+// s. Under None and Periodic no acknowledgement waits for a sync, so the
+// retired segment joins the retiring list and the background loop seals it
+// (retire.go): the committer goes on at the page cache's pace instead of
+// the disk's, and recovery cuts what a crash left unfinished in it.
 func (l *Log) roll(s *seg) error {
 	old := l.active
-	if err := l.seal(old); err != nil {
+	later := l.sealsLater()
+	if later {
+		if err := l.sealRetired(retiringMax - 1); err != nil {
+			return err
+		}
+	} else if err := l.seal(old); err != nil {
 		return err
 	}
 	if err := l.createSegment(s); err != nil {
 		return err
 	}
 	l.wmu.Lock()
+	if later {
+		l.retiring = append(l.retiring, old)
+	} else {
+		l.durablePoint = point{base: s.base, pos: segment.HeaderSize}
+	}
 	l.active = s
 	list := (*l.segs.Load()).with(s)
 	l.segs.Store(&list)
 	l.wmu.Unlock()
-	l.unsynced = 0 // the retired segment was synced; s starts clean
+	l.unsynced = 0 // s starts clean; the retired segment is synced by its seal
 	l.prep.want()
+	if later {
+		l.askSync()
+	} else {
+		// Recovery verifies every segment before the point's in full: move
+		// it past the sealed one now, not at the next checkpoint.
+		l.checkpoint()
+	}
 	return nil
 }
 

@@ -101,43 +101,94 @@ func TestACrashBeforeTheHeaderIsWrittenLeavesTheLogOpenable(t *testing.T) {
 
 // The contract's test: a crash at any step of sealing the retired segment
 // (trim, sync, index) loses nothing, even under None, where the seal's
-// sync is the first to make those records durable.
+// sync is the first to make those records durable. Under None the seal
+// runs on the background loop, beside the committer's writes, so each
+// crash is aimed at the k-th seal's step itself rather than at a mutation
+// count.
 func TestACrashWhileSealingARetiredSegmentLosesNothing(t *testing.T) {
 	for _, mode := range []FsyncMode{OnCommit(), None()} {
-		tr := rolloverSteps(t, mode)
-		truncs := tr.find("truncate", segment.SegmentSuffix)
-		syncs := tr.find("sync", segment.SegmentSuffix)
-		idx := tr.find("writesync", segment.IndexSuffix)
-		if len(truncs) == 0 || len(syncs) == 0 || len(idx) == 0 {
-			t.Fatalf("%v: no seal in the trace (%d truncates, %d syncs, %d index writes)", mode, len(truncs), len(syncs), len(idx))
+		clean := rolloverSteps(t, mode)
+		seals := len(clean.find("truncate", segment.SegmentSuffix))
+		bases := segmentBases(t, clean)
+		if seals < 3 || len(bases) != seals+1 {
+			t.Fatalf("%v: %d seals of %d segments in the workload", mode, seals, len(bases))
 		}
-		for _, n := range append(append(truncs, syncs...), idx...) {
-			img, acked := crashAt(t, mode, n)
-			l := checkImage(t, img, mode, 0, fmt.Sprintf("%v: crash after mutation %d", mode, n))
-			st := l.Stats()
-			// Every record placed in a segment that began sealing and was
-			// synced must be there: the retired segment's records precede
-			// the next segment's base, which exists only after the seal.
-			if mode.Kind == FsyncOnCommit && st.End < acked {
-				t.Fatalf("%v: crash after mutation %d lost committed records (%d < %d)", mode, n, st.End, acked)
+		for k := 1; k <= seals; k++ {
+			for _, step := range []string{"truncate", "sync", "writesync"} {
+				img, acked, retired := crashAtSeal(t, mode, k, step)
+				what := fmt.Sprintf("%v: crash after the %s of seal %d (%s)", mode, step, k, retired)
+				l := checkImage(t, img, mode, 0, what)
+				if mode.Kind == FsyncOnCommit && l.End() < acked {
+					t.Fatalf("%s lost committed records (%d < %d)", what, l.End(), acked)
+				}
+				// Once the seal's sync has completed, every record of the
+				// retired segment is durable in any mode: all records
+				// before the base of the segment after it.
+				if next := bases[k]; step != "truncate" && l.End() < next {
+					t.Fatalf("%s kept %d records; the retired segment ends at %d", what, l.End(), next)
+				}
+				l.Close()
 			}
-			l.Close()
-		}
-		// Once a seal's sync has completed, every record of the retired
-		// segment is durable in any mode: all records before the base of
-		// the segment created next.
-		for _, n := range syncs {
-			next := tr.firstAfter(n, "create", segment.SegmentSuffix)
-			if next == "" {
-				continue
-			}
-			base, _, _ := segment.ParseName(next)
-			img, _ := crashAt(t, mode, n)
-			l := checkImage(t, img, mode, 0, "after the seal's sync")
-			if l.End() < base {
-				t.Fatalf("%v: crash after the seal's sync (mutation %d) kept %d records of the retired segment ending at %d", mode, n, l.End(), base)
-			}
-			l.Close()
 		}
 	}
+}
+
+// crashAtSeal runs the rollover workload with a crash right after one step
+// of the k-th seal: the trim of the retired segment ("truncate"), its sync
+// ("sync") or its index write ("writesync"). It returns the crash image,
+// how many appends were acknowledged, and the retired segment's name.
+func crashAtSeal(t *testing.T, mode FsyncMode, k int, step string) (*vfs.MemFS, int64, string) {
+	t.Helper()
+	tr := &traceFS{MemFS: vfs.NewMem()}
+	l := mustOpen(t, testOptions(tr, mode))
+	trims, retired := 0, ""
+	tr.crashOn = func(op, name string) bool {
+		if op == "truncate" && filepath.Ext(name) == segment.SegmentSuffix {
+			if trims++; trims == k {
+				retired = name
+			}
+		}
+		switch {
+		case retired == "":
+			return false
+		case step == "writesync":
+			return op == step && name == segment.IndexName(baseOf(retired))
+		default:
+			return op == step && name == retired
+		}
+	}
+	var acked int64
+	for i := int64(0); i < rolloverRecords; i++ {
+		if _, err := l.AppendWait([]Entry{{Key: key(i), Value: value(i), Timestamp: i + 1}}, 1); err != nil {
+			break
+		}
+		acked = i + 1
+	}
+	l.Close()
+	img := tr.CrashImage()
+	if img == nil {
+		t.Fatalf("%v: no crash after the %s of seal %d", mode, step, k)
+	}
+	return img, acked, retired
+}
+
+func baseOf(name string) int64 {
+	b, _, _ := segment.ParseName(name)
+	return b
+}
+
+// segmentBases lists the segments' bases in fs, in order.
+func segmentBases(t *testing.T, fs vfs.FS) []int64 {
+	t.Helper()
+	names, err := fs.List(testDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bases []int64
+	for _, n := range names {
+		if b, suf, ok := segment.ParseName(n); ok && suf == segment.SegmentSuffix {
+			bases = append(bases, b)
+		}
+	}
+	return bases
 }

@@ -46,19 +46,24 @@ func (l *Log) Stats() Stats {
 	return st
 }
 
-// unsyncedBytes is the active segment's written end minus its durable
-// position; a durable point in an earlier segment means nothing past this
-// one's header has been synced since its rollover.
+// unsyncedBytes is what the segments from the durable point's on hold past
+// it: the active segment's written end minus its durable position, plus
+// the same for each retired segment not yet sealed (nothing past a
+// segment's header is known synced before the durable point reaches it).
 func (l *Log) unsyncedBytes() int64 {
 	l.wmu.Lock()
-	active, durable := l.active, l.durablePoint
+	durable := l.durablePoint
 	l.wmu.Unlock()
-	if active == nil {
-		return 0
+	var n int64
+	for _, s := range *l.segs.Load() {
+		if s.base < durable.base {
+			continue
+		}
+		synced := int64(segment.HeaderSize)
+		if s.base == durable.base {
+			synced = durable.pos
+		}
+		n += max(0, s.visibleEnd.Load()-synced)
 	}
-	synced := int64(segment.HeaderSize)
-	if durable.base == active.base {
-		synced = durable.pos
-	}
-	return max(0, active.visibleEnd.Load()-synced)
+	return n
 }

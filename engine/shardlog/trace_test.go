@@ -15,6 +15,10 @@ type traceFS struct {
 	*vfs.MemFS
 	mu    sync.Mutex
 	steps []step
+	// crashOn, when set, is asked about each step as it is noted; the FS
+	// crashes (drop unsynced) right after the first step it accepts. It
+	// aims a crash at a step whatever goroutine makes it.
+	crashOn func(op, name string) bool
 }
 
 type step struct {
@@ -25,8 +29,12 @@ type step struct {
 
 func (f *traceFS) note(op, name string) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.steps = append(f.steps, step{n: f.MemFS.MutationCount(), op: op, name: filepath.Base(name)})
-	f.mu.Unlock()
+	if f.crashOn != nil && f.crashOn(op, filepath.Base(name)) {
+		f.crashOn = nil
+		f.MemFS.Crash(vfs.DropUnsynced)
+	}
 }
 
 func (f *traceFS) find(op, suffix string) []int {

@@ -28,6 +28,9 @@ func (l *Log) Truncate(offset int64) error {
 	if offset == l.next {
 		return nil
 	}
+	if err := l.sealRetired(0); err != nil {
+		return l.poisonLocked(err)
+	}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	return l.truncateLocked(offset)
