@@ -1,12 +1,14 @@
 package vfs
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 )
 
 // CrashMode says what a simulated crash keeps besides the durable state.
-// Make one with DropUnsynced or TearLastWrite.
+// Make one with DropUnsynced, TearLastWrite or WriteBackSome.
 type CrashMode int
 
 // DropUnsynced keeps only durable bytes and durable directory entries.
@@ -20,12 +22,27 @@ const DropUnsynced CrashMode = 0
 // is DropUnsynced.
 func TearLastWrite(k int) CrashMode { return CrashMode(max(k, 0)) }
 
+// WriteBackSome is the page cache's crash: of every file's unsynced state,
+// some sectors (512 bytes) were written back and the rest were not, in no
+// order, chosen by seed (the same seed, the same choice). Each sector that
+// differs from the durable bytes keeps its new bytes or its durable ones
+// (zeros past the durable size), and each file keeps its new size or its
+// durable one. Directory entries are as DropUnsynced leaves them.
+func WriteBackSome(seed int) CrashMode { return CrashMode(-1 - max(seed, 0)) }
+
 func (c CrashMode) String() string {
-	if c == DropUnsynced {
+	switch {
+	case c == DropUnsynced:
 		return "drop-unsynced"
+	case c < 0:
+		return fmt.Sprintf("write-back-some(%d)", c.seed())
 	}
 	return fmt.Sprintf("tear-last-write(%d)", int(c))
 }
+
+// seed is a WriteBackSome mode's seed.
+func (c CrashMode) seed() int { return int(-1 - c) }
+
 
 // SetCrashAfter arms a crash: when the n-th mutating call from now
 // completes (see doc.go for which calls count, and how), the FS captures
@@ -112,9 +129,12 @@ func (m *MemFS) clone() *MemFS { return m.capture(DropUnsynced) }
 // from the root, each file with its durable bytes, and the tear. The
 // caller holds m.mu.
 func (m *MemFS) capture(mode CrashMode) *MemFS {
-	b := imageBuilder{built: map[*memNode]*memNode{}, keep: int(mode)}
-	if mode != DropUnsynced {
-		b.torn = m.lastWritten()
+	b := imageBuilder{built: map[*memNode]*memNode{}}
+	switch {
+	case mode < 0:
+		b.scatter = rand.New(rand.NewPCG(uint64(mode.seed()), 0x5ec7))
+	case mode != DropUnsynced:
+		b.torn, b.keep = m.lastWritten(), int(mode)
 	}
 	return &MemFS{root: b.node(m.root), unsynced: map[*memNode]struct{}{}}
 }
@@ -126,6 +146,8 @@ type imageBuilder struct {
 	built map[*memNode]*memNode
 	torn  *memNode // the file whose last write is torn, or nil
 	keep  int      // bytes of that write to keep
+	// scatter, in WriteBackSome mode, picks the sectors written back.
+	scatter *rand.Rand
 }
 
 func (b *imageBuilder) node(src *memNode) *memNode {
@@ -150,6 +172,9 @@ func (b *imageBuilder) node(src *memNode) *memNode {
 // fileBytes returns what survives of a file: its durable bytes, and the
 // kept prefix of its last write when it is the torn file.
 func (b *imageBuilder) fileBytes(src *memNode) []byte {
+	if b.scatter != nil {
+		return b.writtenBack(src)
+	}
 	data := append([]byte(nil), src.durable...)
 	if src != b.torn || b.keep == 0 {
 		return data
@@ -161,4 +186,29 @@ func (b *imageBuilder) fileBytes(src *memNode) []byte {
 	}
 	copy(data[w.off:], kept)
 	return data
+}
+
+// sectorSize is the unit WriteBackSome writes back or loses.
+const sectorSize = 512
+
+// writtenBack returns what survives of a file in WriteBackSome mode: its
+// new size or its durable one, and sector by sector where the two differ,
+// the new bytes or the durable ones (zeros past the durable size).
+func (b *imageBuilder) writtenBack(src *memNode) []byte {
+	size := len(src.durable)
+	if b.scatter.IntN(2) == 0 {
+		size = len(src.data)
+	}
+	out := make([]byte, size)
+	copy(out, src.durable)
+	for at := 0; at < min(size, len(src.data)); at += sectorSize {
+		end := min(at+sectorSize, size, len(src.data))
+		if bytes.Equal(out[at:end], src.data[at:end]) {
+			continue
+		}
+		if b.scatter.IntN(2) == 0 {
+			copy(out[at:end], src.data[at:end])
+		}
+	}
+	return out
 }

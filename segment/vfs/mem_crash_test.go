@@ -254,3 +254,53 @@ func TestMemSetCrashAfterCountsFromNowAndDisarms(t *testing.T) {
 		t.Fatalf("Crashed = %v at %d mutations; want true at 7", m.Crashed(), m.MutationCount())
 	}
 }
+
+// TestMemWriteBackSomeKeepsEachSectorOldOrNew overwrites some sectors of a
+// durable file and appends more without a sync: each seed's image keeps the
+// durable size or the new one, and each sector its durable bytes (zeros
+// past the durable size) or its new ones; the same seed makes the same
+// image, and over the seeds every sector is seen both ways.
+func TestMemWriteBackSomeKeepsEachSectorOldOrNew(t *testing.T) {
+	const sectors = 6
+	old := bytes.Repeat([]byte{'o'}, 3*sectorSize)
+	build := func() *MemFS {
+		m := NewMem()
+		f := durableFile(t, m, string(old))
+		writeAt(t, f, bytes.Repeat([]byte{'n'}, (sectors-1)*sectorSize+100), sectorSize)
+		return m
+	}
+	m := build()
+	newData := readFile(t, m, "/d/f")
+	seen := map[[2]int]bool{} // sector, 0 old / 1 new
+	for seed := range 64 {
+		got := readFile(t, m.Crash(WriteBackSome(seed)), "/d/f")
+		m = build()
+		if again := readFile(t, m.Crash(WriteBackSome(seed)), "/d/f"); !bytes.Equal(got, again) {
+			t.Fatalf("seed %d: two images differ", seed)
+		}
+		m = build()
+		if len(got) != len(old) && len(got) != len(newData) {
+			t.Fatalf("seed %d: size %d, want %d or %d", seed, len(got), len(old), len(newData))
+		}
+		for i := 0; i*sectorSize < len(got); i++ {
+			at, end := i*sectorSize, min((i+1)*sectorSize, len(got))
+			oldSector := make([]byte, end-at)
+			if at < len(old) {
+				copy(oldSector, old[at:min(end, len(old))])
+			}
+			switch {
+			case bytes.Equal(got[at:end], newData[at:end]):
+				seen[[2]int{i, 1}] = true
+			case bytes.Equal(got[at:end], oldSector):
+				seen[[2]int{i, 0}] = true
+			default:
+				t.Fatalf("seed %d: sector %d is neither its old nor its new bytes: %q", seed, i, got[at:end])
+			}
+		}
+	}
+	for i := 1; i <= sectors; i++ { // sector 0 never changed
+		if !seen[[2]int{i, 0}] || !seen[[2]int{i, 1}] {
+			t.Fatalf("sector %d was not seen both written back and not: %v", i, seen)
+		}
+	}
+}
