@@ -43,7 +43,6 @@ func (c CrashMode) String() string {
 // seed is a WriteBackSome mode's seed.
 func (c CrashMode) seed() int { return int(-1 - c) }
 
-
 // SetCrashAfter arms a crash: when the n-th mutating call from now
 // completes (see doc.go for which calls count, and how), the FS captures
 // the image that crash leaves, and from then on every call on the FS or
