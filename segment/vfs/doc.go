@@ -59,13 +59,16 @@
 //	                      '------------> crash <-----------'
 //	        image = the durable entries from the root down, each file
 //	        with its durable bytes (plus a torn prefix of the most recent
-//	        unsynced write, in TearLastWrite mode)
+//	        unsynced write, in TearLastWrite mode; or, in WriteBackSome
+//	        mode, each unsynced 512-byte sector new or durable and each
+//	        file its new or durable size, chosen by a seed)
 //
 // Consequences a caller must respect: a created file survives only once
 // its directory is synced (and its bytes only once the file is synced); a
 // rename or a remove survives only once the directory is synced, each
 // directory of a cross-directory rename on its own; an unsynced Truncate
-// is lost; Preallocate changes nothing a crash could show. A file reached
+// is lost (WriteBackSome: may be lost); Preallocate changes nothing a
+// crash could show. A file reached
 // through several durable entries (a rename whose old directory was never
 // synced) appears under each of them in the image.
 //
