@@ -9,6 +9,7 @@ import (
 	"github.com/felixbroker/felix/auth"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
+	"github.com/felixbroker/felix/engine/group"
 	"github.com/felixbroker/felix/netio/wire"
 )
 
@@ -94,9 +95,11 @@ func retryAfterMillis(d time.Duration) uint32 {
 }
 
 // StoredBytes tells auth.Quotas what each tenant stores: the sum of its
-// streams' shard logs (engine.Engine.TenantBytes) and, once Caches names
-// the broker's cache store, its caches' and counters' logs
-// (cache.Store.TenantBytes), recomputed at most once
+// streams' shard logs (engine.Engine.TenantBytes), once Caches names the
+// broker's cache store its caches' and counters' logs
+// (cache.Store.TenantBytes), and once Groups names the group manager its
+// consumer groups' cursor and dead-letter logs (group.Manager.TenantBytes),
+// recomputed at most once
 // per interval for each tenant, so a publish never walks the streams. The
 // stored-bytes quota can therefore be overshot by what a tenant publishes
 // within one interval. Of is safe for concurrent use; the recomputation
@@ -104,7 +107,8 @@ func retryAfterMillis(d time.Duration) uint32 {
 // using the old one meanwhile).
 type StoredBytes struct {
 	e       *engine.Engine
-	caches  *cache.Store // nil: caches are not counted
+	caches  *cache.Store   // nil: caches are not counted
+	groups  *group.Manager // nil: consumer groups are not counted
 	every   time.Duration
 	now     func() time.Time
 	tenants sync.Map // tenant -> *storedFigure
@@ -138,6 +142,12 @@ func (s *StoredBytes) Caches(st *cache.Store) *StoredBytes {
 	return s
 }
 
+// Groups counts the consumer groups of m too; call it before the first Of.
+func (s *StoredBytes) Groups(m *group.Manager) *StoredBytes {
+	s.groups = m
+	return s
+}
+
 // Of is tenant's stored bytes, at most one interval old.
 func (s *StoredBytes) Of(tenant string) int64 {
 	v, ok := s.tenants.Load(tenant)
@@ -157,11 +167,14 @@ func (s *StoredBytes) Of(tenant string) int64 {
 	return f.bytes.Load()
 }
 
-// compute walks tenant's streams and caches.
+// compute walks tenant's streams, caches and groups.
 func (s *StoredBytes) compute(tenant string) int64 {
 	n := s.e.TenantBytes(tenant)
 	if s.caches != nil {
 		n += s.caches.TenantBytes(tenant)
+	}
+	if s.groups != nil {
+		n += s.groups.TenantBytes(tenant)
 	}
 	return n
 }

@@ -182,7 +182,7 @@ func (c securityConfig) configureQuotas(cfg *netio.Config, e *engine.Engine, log
 	if len(c.authKeys) == 0 && (c.quotaDefault.Connections > 0 || anyConnections(per)) {
 		log.Warn("connection quotas apply only with auth on: with auth off a connection has no tenant")
 	}
-	cfg.Quotas = auth.NewQuotas(c.quotaDefault, per, netio.NewStoredBytes(e, 0, nil).Caches(cfg.Caches).Of, nil)
+	cfg.Quotas = auth.NewQuotas(c.quotaDefault, per, netio.NewStoredBytes(e, 0, nil).Caches(cfg.Caches).Groups(cfg.Groups).Of, nil)
 }
 
 func anyConnections(per map[string]auth.Limits) bool {
