@@ -23,6 +23,11 @@ import (
 
 const writerEnv = "FELIX_SHARDLOG_KILL_WRITER"
 
+// killSegmentBytes is small enough that each cycle rolls over several
+// times, so a kill finds retired segments still waiting for their seal
+// under Periodic.
+const killSegmentBytes = 16 << 10
+
 func TestAKilledWriterLosesNoAcknowledgedRecord(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGKILL")
@@ -85,7 +90,7 @@ func checkDirAfterKill(t *testing.T, dir string, acked int64) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	l, err := Open(Options{FS: vfs.NewOS(d), Dir: dir, Fsync: OnCommit(), SegmentBytes: 64 << 10})
+	l, err := Open(Options{FS: vfs.NewOS(d), Dir: dir, Fsync: OnCommit(), SegmentBytes: killSegmentBytes})
 	if err != nil {
 		t.Fatalf("reopen after kill: %v", err)
 	}
@@ -120,7 +125,7 @@ func TestKillWriterProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(Options{FS: vfs.NewOS(d), Dir: dir, Fsync: mode, SegmentBytes: 64 << 10, PrepareSegments: true})
+	l, err := Open(Options{FS: vfs.NewOS(d), Dir: dir, Fsync: mode, SegmentBytes: killSegmentBytes, PrepareSegments: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func (l *Log) settleOne(base, next, tornAfter int64) (whole bool, err error) {
 			"file", s.path, "pos", sum.End, "next", sum.Next, "lost_through", next-1)
 		return false, nil
 	}
-	if err := l.trimSettled(s, sum.End); err != nil {
+	if err := l.trimSettled(s, &sum); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -95,10 +95,14 @@ func (l *Log) settleOne(base, next, tornAfter int64) (whole bool, err error) {
 
 // trimSettled cuts what follows a whole unsealed segment's last record (its
 // preallocated tail, or bytes of a write the crash tore) and syncs it.
-func (l *Log) trimSettled(s *seg, end int64) error {
+func (l *Log) trimSettled(s *seg, sum *segment.Summary) error {
+	end := sum.End
+	if sum.Torn {
+		l.recovery.TornBytes += sum.TornBytes
+		l.opts.Logger.Warn("cut an unfinished write after the last record of a retired segment", "file", s.path, "pos", end, "bytes", sum.TornBytes)
+	}
 	size, err := s.file.Size()
 	if err == nil && size > end {
-		l.recovery.TornBytes += size - end
 		err = s.file.Truncate(end)
 	}
 	if err == nil {
