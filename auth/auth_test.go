@@ -132,6 +132,49 @@ func TestKeysRotate(t *testing.T) {
 	}
 }
 
+// A running verifier's keys change with SetKeys: tokens of a key added
+// verify from then on, and a principal whose key was removed is refused as
+// unauthenticated at its next check (its connection closes), as are new
+// tokens of that key. An empty set is refused and keeps the old keys.
+func TestKeysChangeWhileTheVerifierServes(t *testing.T) {
+	oldPriv, oldPub := keyPair(t)
+	newPriv, newPub := keyPair(t)
+	now := t0
+	v := verifier(t, &now, oldPub)
+	p, err := v.Verify(issue(t, oldPriv, "acme", "publish:*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(issue(t, newPriv, "acme", "publish:*")); !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("a key not yet trusted: %v", err)
+	}
+	if err := v.SetKeys(nil); err == nil {
+		t.Fatal("an empty key set was taken")
+	}
+	if err := p.Allow(ActionPublish, "acme", "a", "b"); err != nil {
+		t.Fatalf("after a refused empty set: %v", err)
+	}
+	if err := v.SetKeys([]ed25519.PublicKey{oldPub, newPub}); err != nil {
+		t.Fatal(err)
+	}
+	pNew, err := v.Verify(issue(t, newPriv, "acme", "publish:*"))
+	if err != nil {
+		t.Fatalf("a key added: %v", err)
+	}
+	if err := v.SetKeys([]ed25519.PublicKey{newPub}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Allow(ActionPublish, "acme", "a", "b"); !errors.Is(err, ErrUnauthenticated) || !strings.Contains(err.Error(), "no longer trusted") {
+		t.Fatalf("a principal of a removed key: %v", err)
+	}
+	if _, err := v.Verify(issue(t, oldPriv, "acme", "publish:*")); !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("a new token of a removed key: %v", err)
+	}
+	if err := pNew.Allow(ActionPublish, "acme", "a", "b"); err != nil {
+		t.Fatalf("a principal of a kept key: %v", err)
+	}
+}
+
 func TestKeysRoundTripThroughPEM(t *testing.T) {
 	priv, pub := keyPair(t)
 	pb, _ := EncodePrivateKey(priv)

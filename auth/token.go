@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -38,26 +39,46 @@ func Issue(priv ed25519.PrivateKey, tenant, subject string, perms []string, ttl 
 	return tok.SignedString(priv)
 }
 
-// Verifier checks tokens against trusted public keys. Safe for concurrent
-// use.
+// Verifier checks tokens against trusted public keys, which SetKeys may
+// replace while it serves. Safe for concurrent use.
 type Verifier struct {
-	keys map[string]ed25519.PublicKey
+	keys atomic.Pointer[map[string]ed25519.PublicKey] // key id -> key
 	now  func() time.Time
 }
 
 // NewVerifier trusts keys; now is the clock (nil: time.Now).
 func NewVerifier(keys []ed25519.PublicKey, now func() time.Time) (*Verifier, error) {
-	if len(keys) == 0 {
-		return nil, errors.New("felix/auth: a verifier needs at least one trusted key")
-	}
 	if now == nil {
 		now = time.Now
 	}
-	v := &Verifier{keys: map[string]ed25519.PublicKey{}, now: now}
-	for _, k := range keys {
-		v.keys[KeyID(k)] = k
+	v := &Verifier{now: now}
+	if err := v.SetKeys(keys); err != nil {
+		return nil, err
 	}
 	return v, nil
+}
+
+// SetKeys makes keys the trusted ones, in place of the earlier set. A
+// token is verified against the keys trusted when it is presented; a
+// principal whose token a key no longer trusted signed is refused, as
+// unauthenticated, at its next Allow. An empty set is refused and changes
+// nothing.
+func (v *Verifier) SetKeys(keys []ed25519.PublicKey) error {
+	if len(keys) == 0 {
+		return errors.New("felix/auth: a verifier needs at least one trusted key")
+	}
+	set := make(map[string]ed25519.PublicKey, len(keys))
+	for _, k := range keys {
+		set[KeyID(k)] = k
+	}
+	v.keys.Store(&set)
+	return nil
+}
+
+// trusts reports whether the key named id is trusted now.
+func (v *Verifier) trusts(id string) bool {
+	_, ok := (*v.keys.Load())[id]
+	return ok
 }
 
 // Verify checks a token's signature, key, expiry and claims and returns its
@@ -67,7 +88,7 @@ func (v *Verifier) Verify(token string) (*Principal, error) {
 		return nil, unauthenticated("no token")
 	}
 	var claims Claims
-	_, err := jwt.ParseWithClaims(token, &claims, v.key,
+	tok, err := jwt.ParseWithClaims(token, &claims, v.key,
 		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
 		jwt.WithExpirationRequired(), jwt.WithTimeFunc(v.now), jwt.WithStrictDecoding())
 	if err != nil {
@@ -80,13 +101,14 @@ func (v *Verifier) Verify(token string) (*Principal, error) {
 	if err != nil {
 		return nil, unauthenticated("%v", err)
 	}
+	kid, _ := tok.Header["kid"].(string)
 	return &Principal{Tenant: claims.Tenant, Subject: claims.Subject, Perms: perms,
-		Expires: claims.ExpiresAt.Time, now: v.now}, nil
+		Expires: claims.ExpiresAt.Time, now: v.now, keyID: kid, verifier: v}, nil
 }
 
 func (v *Verifier) key(t *jwt.Token) (any, error) {
 	kid, _ := t.Header["kid"].(string)
-	k, ok := v.keys[kid]
+	k, ok := (*v.keys.Load())[kid]
 	if !ok {
 		return nil, fmt.Errorf("unknown key %q", kid)
 	}

@@ -109,6 +109,7 @@ func (t *tokenPrincipal) Allow(action Action, res Resource) error {
 
 func (t *tokenPrincipal) Tenant() string     { return t.p.Tenant }
 func (t *tokenPrincipal) Expires() time.Time { return t.p.Expires }
+func (t *tokenPrincipal) Revoked() error     { return t.p.Revoked() }
 func (t *tokenPrincipal) Credential() []byte { return t.credential }
 
 // authError gives an auth refusal its wire code: unauthenticated (no
@@ -127,6 +128,9 @@ func authError(err error) *wire.Error {
 type connAuth struct {
 	credential []byte       // the raw token, for forwarding; nil with auth off
 	expires    atomic.Int64 // unix ns at which the token expires; 0: never
+	// revoked, when the principal can be revoked (its key no longer
+	// trusted), says whether it was; set at HELLO, before helloDone.
+	revoked func() error
 	release    func()       // gives the tenant's connection slot back; nil if none was taken
 }
 
@@ -150,7 +154,16 @@ func (c *conn) bindPrincipal(p Principal) *wire.Error {
 	if exp := id.Expires(); !exp.IsZero() {
 		c.auth.expires.Store(exp.UnixNano())
 	}
+	if r, ok := p.(revocable); ok {
+		c.auth.revoked = r.Revoked
+	}
 	return nil
+}
+
+// revocable is a principal whose credential can stop being trusted before
+// it expires: a token whose signing key was removed from the trusted ones.
+type revocable interface {
+	Revoked() error
 }
 
 // releaseAuth gives back what HELLO took; at close, on the loop.
@@ -166,10 +179,17 @@ func (c *conn) releaseAuth() {
 // to the owner.
 func (c *conn) credential() []byte { return c.auth.credential }
 
-// checkExpiry closes a connection whose token has expired with ERROR
-// unauthenticated (request id 0), and reports whether it did. The sweep
-// calls it; a request in the meantime is refused by Allow itself.
+// checkExpiry closes a connection whose token has expired, or whose
+// signing key is no longer trusted, with ERROR unauthenticated (request id
+// 0), and reports whether it did. The sweep calls it; a request in the
+// meantime is refused by Allow itself.
 func (c *conn) checkExpiry(now int64) bool {
+	if r := c.auth.revoked; r != nil {
+		if err := r(); err != nil {
+			c.expire(&c.s.authn.metrics.TokensRevoked, authError(err))
+			return true
+		}
+	}
 	exp := c.auth.expires.Load()
 	if exp == 0 || now < exp {
 		return false
@@ -213,6 +233,9 @@ type AuthMetrics struct {
 	// TokensExpired counts connections closed because their token
 	// expired.
 	TokensExpired atomic.Uint64
+	// TokensRevoked counts connections closed by the sweep because the key
+	// that signed their token is no longer trusted (keys reloaded).
+	TokensRevoked atomic.Uint64
 	// QuotaConnections, QuotaPublishRate and QuotaStoredBytes count
 	// refusals by the quota that refused.
 	QuotaConnections atomic.Uint64

@@ -128,43 +128,42 @@ func loadQuotaFile(st *settings, path string) (map[string]quotaLimits, error) {
 // Authenticator (or a loud warning that auth is off), the quotas over the
 // stored bytes of the engine's streams and of cfg.Caches, and the TLS
 // listener.
-func (c securityConfig) configure(cfg *netio.Config, e *engine.Engine, log *slog.Logger) error {
-	if err := c.configureAuth(cfg, log); err != nil {
-		return err
+// configure sets cfg's authenticator, quotas and TLS listener. With auth
+// on it returns the trusted keys, which SIGHUP reloads (nil with auth off).
+func (c securityConfig) configure(cfg *netio.Config, e *engine.Engine, log *slog.Logger) (*trustedKeys, error) {
+	keys, err := c.configureAuth(cfg, log)
+	if err != nil {
+		return nil, err
 	}
 	c.configureQuotas(cfg, e, log)
 	if c.tlsAddr == "" {
-		return nil
+		return keys, nil
 	}
 	cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
 	if err != nil {
-		return fmt.Errorf("--tls-cert, --tls-key: %w", err)
+		return nil, fmt.Errorf("--tls-cert, --tls-key: %w", err)
 	}
 	cfg.TLSAddr = c.tlsAddr
 	cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	return nil
+	return keys, nil
 }
 
-func (c securityConfig) configureAuth(cfg *netio.Config, log *slog.Logger) error {
+func (c securityConfig) configureAuth(cfg *netio.Config, log *slog.Logger) (*trustedKeys, error) {
 	if len(c.authKeys) == 0 {
 		log.Warn("AUTH IS OFF: every client may do anything in every tenant; for local development only. Turn it on with --auth-keys (FELIX_AUTH_KEYS) and issue tokens with felix token issue")
-		return nil
+		return nil, nil
 	}
 	keys, err := auth.LoadPublicKeys(c.authKeys...)
 	if err != nil {
-		return fmt.Errorf("--auth-keys: %w", err)
+		return nil, fmt.Errorf("--auth-keys: %w", err)
 	}
 	v, err := auth.NewVerifier(keys, nil)
 	if err != nil {
-		return fmt.Errorf("--auth-keys: %w", err)
+		return nil, fmt.Errorf("--auth-keys: %w", err)
 	}
-	ids := make([]string, len(keys))
-	for i, k := range keys {
-		ids[i] = auth.KeyID(k)
-	}
-	log.Info("auth on: tokens are verified against the trusted keys", "keys", strings.Join(ids, ","))
+	log.Info("auth on: tokens are verified against the trusted keys", "keys", keyIDs(keys))
 	cfg.Authenticator = netio.NewTokenAuthenticator(v)
-	return nil
+	return &trustedKeys{files: c.authKeys, v: v, log: log}, nil
 }
 
 func (c securityConfig) configureQuotas(cfg *netio.Config, e *engine.Engine, log *slog.Logger) {

@@ -162,14 +162,14 @@ func TestQuotasAreConfiguredOnTheServer(t *testing.T) {
 	defer e.Close()
 	var cfg netio.Config
 	sec := securityConfig{quotaDefault: auth.Limits{StoredBytes: 1}}
-	if err := sec.configure(&cfg, e, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := sec.configure(&cfg, e, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Quotas == nil || cfg.Authenticator != nil {
 		t.Fatalf("quotas %v, authenticator %v", cfg.Quotas, cfg.Authenticator)
 	}
 	cfg = netio.Config{}
-	if err := (securityConfig{}).configure(&cfg, e, slog.New(slog.DiscardHandler)); err != nil || cfg.Quotas != nil {
+	if _, err := (securityConfig{}).configure(&cfg, e, slog.New(slog.DiscardHandler)); err != nil || cfg.Quotas != nil {
 		t.Fatalf("no limits set, yet quotas %v (%v)", cfg.Quotas, err)
 	}
 }

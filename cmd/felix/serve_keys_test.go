@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/auth"
+	"github.com/felixbroker/felix/client"
+)
+
+// dialAs dials addr with a token that key signs.
+func dialAs(t *testing.T, addr string, key ed25519.PrivateKey) (*client.Client, error) {
+	t.Helper()
+	tok, err := auth.Issue(key, "acme", "test", []string{"*:n/*"}, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client.Dial(context.Background(), addr, client.WithToken(tok))
+}
+
+// Reloading the --auth-keys files makes the broker trust exactly the keys
+// they hold now: a connection whose key was removed is refused at its next
+// request, a new token of that key is refused, a key added is trusted; a
+// file that no longer holds a key is refused and the keys stay.
+func TestReloadingTheKeyFilesChangesTheTrustedKeys(t *testing.T) {
+	dir := t.TempDir()
+	oldKey, keyFile := writeKeyPair(t, dir, "trusted")
+	newKey, newPub := writeKeyPair(t, dir, "next")
+	var log bytes.Buffer
+	b := startSecured(t, map[string]string{"auth-keys": keyFile}, &log)
+	addr := b.server.Addr().String()
+	ctx := context.Background()
+	s := client.Stream{Tenant: "acme", Namespace: "n", Name: "s"}
+	c, err := dialAs(t, addr, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CreateStream(ctx, s, client.StreamConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dialAs(t, addr, newKey); !errors.Is(err, client.ErrUnauthenticated) {
+		t.Fatalf("a key not in the files yet: %v", err)
+	}
+
+	copyFile(t, newPub, keyFile)
+	if err := b.keys.reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish(ctx, s, []byte("x")); !errors.Is(err, client.ErrUnauthenticated) {
+		t.Fatalf("a connection of the removed key: %v", err)
+	}
+	if _, err := dialAs(t, addr, oldKey); !errors.Is(err, client.ErrUnauthenticated) {
+		t.Fatalf("a new token of the removed key: %v", err)
+	}
+	n, err := dialAs(t, addr, newKey)
+	if err != nil {
+		t.Fatalf("the key added: %v", err)
+	}
+	defer n.Close()
+	if _, err := n.Publish(ctx, s, []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.WriteFile(keyFile, []byte("not a key\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.keys.reload(); err == nil {
+		t.Fatal("a file without a key was taken")
+	}
+	if _, err := n.Publish(ctx, s, []byte("z")); err != nil {
+		t.Fatalf("after a refused reload: %v", err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

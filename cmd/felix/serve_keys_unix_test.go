@@ -1,0 +1,43 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/client"
+)
+
+// SIGHUP reloads the key files: after it, a token of the key the files now
+// hold is accepted.
+func TestSIGHUPReloadsTheKeyFiles(t *testing.T) {
+	dir := t.TempDir()
+	_, keyFile := writeKeyPair(t, dir, "trusted")
+	newKey, newPub := writeKeyPair(t, dir, "next")
+	var log bytes.Buffer
+	b := startSecured(t, map[string]string{"auth-keys": keyFile}, &log)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watchKeyReloads(ctx, b.keys)
+	copyFile(t, newPub, keyFile)
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	// The reload runs on the watcher's goroutine: wait for its effect.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := dialAs(t, b.server.Addr().String(), newKey)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if !errors.Is(err, client.ErrUnauthenticated) || time.Now().After(deadline) {
+			t.Fatalf("after SIGHUP: %v", err)
+		}
+	}
+}
