@@ -131,7 +131,7 @@ type connAuth struct {
 	// revoked, when the principal can be revoked (its key no longer
 	// trusted), says whether it was; set at HELLO, before helloDone.
 	revoked func() error
-	release    func()       // gives the tenant's connection slot back; nil if none was taken
+	release func() // gives the tenant's connection slot back; nil if none was taken
 }
 
 // bindPrincipal makes p the connection's principal at HELLO: it keeps the
