@@ -128,10 +128,10 @@ func authError(err error) *wire.Error {
 type connAuth struct {
 	credential []byte       // the raw token, for forwarding; nil with auth off
 	expires    atomic.Int64 // unix ns at which the token expires; 0: never
+	release    func()       // gives the tenant's connection slot back; nil if none was taken
 	// revoked, when the principal can be revoked (its key no longer
 	// trusted), says whether it was; set at HELLO, before helloDone.
 	revoked func() error
-	release func() // gives the tenant's connection slot back; nil if none was taken
 }
 
 // bindPrincipal makes p the connection's principal at HELLO: it keeps the
