@@ -195,5 +195,6 @@ func registerGroups(r *Registry, m *group.Manager) {
 	r.CounterFunc("felix_group_acked_records_total", "Records acknowledged by consumers.", stat(func(s group.Stats) uint64 { return s.Acked }))
 	r.CounterFunc("felix_group_lapsed_claims_total", "Claims that ran out before an ack.", stat(func(s group.Stats) uint64 { return s.Lapsed }))
 	r.CounterFunc("felix_group_dead_lettered_records_total", "Records moved to dead letters.", stat(func(s group.Stats) uint64 { return s.DeadLettered }))
+	r.CounterFunc("felix_group_dead_letters_expired_total", "Dead letters dropped past the dead-letter max age.", stat(func(s group.Stats) uint64 { return s.DeadExpired }))
 	r.CounterFunc("felix_group_retention_skipped_records_total", "Records retention removed before a group finished them.", stat(func(s group.Stats) uint64 { return s.RetentionSkips }))
 }

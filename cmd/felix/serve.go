@@ -29,6 +29,7 @@ type serveCmd struct {
 	Fsync             *string `help:"Default FsyncMode: none, periodic[:interval], on_commit (default periodic:100ms)."`
 	RetentionMaxAge   *string `name:"retention-max-age" help:"Default retention by age, e.g. 168h (default 0: unbounded)."`
 	RetentionMaxBytes *string `name:"retention-max-bytes" help:"Default retention by size per shard in bytes (default 0: unbounded)."`
+	DeadLetterMaxAge  *string `name:"dead-letter-max-age" help:"How long consumer groups keep a dead letter, e.g. 336h (default 0: until redriven)."`
 	SegmentBytes      *string `help:"Segment size in bytes (default 64 MiB)."`
 	IO                *string `name:"io" help:"IO path: auto, uring, portable (default auto)."`
 	MaxFrameBytes     *string `help:"Largest frame a client may send (default 4 MiB)."`
@@ -55,7 +56,8 @@ func (c *serveCmd) flags() map[string]string {
 	for key, p := range map[string]*string{
 		"addr": c.Addr, "admin-addr": c.AdminAddr, "data": c.Data, "fsync": c.Fsync,
 		"retention-max-age": c.RetentionMaxAge, "retention-max-bytes": c.RetentionMaxBytes,
-		"segment-bytes": c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
+		"dead-letter-max-age": c.DeadLetterMaxAge,
+		"segment-bytes":       c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
 		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "event-loops": c.EventLoops,
 		"broker-id":  c.BrokerID,
 		"log-format": c.LogFormat, "log-level": c.LogLevel,
@@ -98,6 +100,7 @@ type serveConfig struct {
 	addr, adminAddr, dataDir, brokerID string
 	fsync                              shardlog.FsyncMode
 	retention                          shardlog.Retention
+	deadLetterMaxAge                   time.Duration
 	segmentBytes                       int64
 	ioMode                             ring.Mode
 	maxFrameBytes, eventLoops          int
@@ -125,6 +128,11 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 	check("retention-max-age", err)
 	c.retention.MaxBytes, err = strconv.ParseInt(st.get("retention-max-bytes"), 10, 64)
 	check("retention-max-bytes", err)
+	c.deadLetterMaxAge, err = time.ParseDuration(orZero(st.get("dead-letter-max-age")))
+	if err == nil && c.deadLetterMaxAge < 0 {
+		err = errors.New("must be 0 (kept until redriven) or more")
+	}
+	check("dead-letter-max-age", err)
 	c.segmentBytes, err = strconv.ParseInt(st.get("segment-bytes"), 10, 64)
 	check("segment-bytes", err)
 	c.ioMode, err = ring.ParseMode(st.get("io"))
@@ -231,7 +239,7 @@ func startBroker(cfg serveConfig) (*broker, error) {
 		b.stop(context.Background())
 		return nil, err
 	}
-	b.groups = group.New(b.engine, group.Options{Logger: cfg.logger})
+	b.groups = group.New(b.engine, group.Options{Logger: cfg.logger, DeadLetterMaxAge: cfg.deadLetterMaxAge})
 	epoch, err := nextEpoch(cfg.dataDir)
 	if err != nil {
 		b.stop(context.Background())

@@ -10,6 +10,7 @@ func serveSettings() *settings {
 		{key: "fsync", envs: []string{"FELIX_FSYNC"}, def: "periodic:100ms", help: "default FsyncMode: none, periodic[:interval], on_commit"},
 		{key: "retention-max-age", envs: []string{"FELIX_DURABLE_RETENTION_MAX_AGE"}, def: "0", help: "default retention by age (0: unbounded), e.g. 168h"},
 		{key: "retention-max-bytes", envs: []string{"FELIX_DURABLE_RETENTION_MAX_BYTES"}, def: "0", help: "default retention by size per shard, bytes (0: unbounded)"},
+		{key: "dead-letter-max-age", envs: []string{"FELIX_DEAD_LETTER_MAX_AGE"}, def: "0", help: "how long consumer groups keep a dead letter (0: until redriven), e.g. 336h"},
 		{key: "segment-bytes", envs: []string{"FELIX_SEGMENT_BYTES"}, def: "67108864", help: "segment size in bytes"},
 		{key: "io", envs: []string{"FELIX_IO"}, def: "auto", help: "IO path: auto, uring, portable"},
 		{key: "max-frame-bytes", envs: []string{"FELIX_MAX_FRAME_BYTES"}, def: "4194304", help: "largest frame a client may send"},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/felixbroker/felix/client"
 )
@@ -43,9 +44,9 @@ func TestSettingsComeFromFlagThenEnvThenFileThenDefault(t *testing.T) {
 
 func TestBadSettingsAreRefusedBeforeAnythingStarts(t *testing.T) {
 	st := serveSettings()
-	st.resolve("", func(string) (string, bool) { return "", false }, map[string]string{"fsync": "sometimes", "io": "telepathy", "event-loops": "-1"})
+	st.resolve("", func(string) (string, bool) { return "", false }, map[string]string{"fsync": "sometimes", "io": "telepathy", "event-loops": "-1", "dead-letter-max-age": "-1h"})
 	_, err := parseServeConfig(st)
-	for _, key := range []string{"--fsync", "--io", "--event-loops"} {
+	for _, key := range []string{"--fsync", "--io", "--event-loops", "--dead-letter-max-age"} {
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Fatalf("%s not named: %v", key, err)
 		}
@@ -63,6 +64,22 @@ func TestEventLoopsAreASetting(t *testing.T) {
 		cfg, err := parseServeConfig(st)
 		if err != nil || cfg.eventLoops != want {
 			t.Fatalf("FELIX_EVENT_LOOPS=%q: %d %v, want %d", env, cfg.eventLoops, err, want)
+		}
+	}
+}
+
+// --dead-letter-max-age bounds how long groups keep a dead letter; 0
+// keeps them until redriven.
+func TestDeadLetterMaxAgeIsASetting(t *testing.T) {
+	for env, want := range map[string]time.Duration{"": 0, "336h": 336 * time.Hour} {
+		st := serveSettings()
+		lookup := func(k string) (string, bool) { return env, k == "FELIX_DEAD_LETTER_MAX_AGE" && env != "" }
+		if err := st.resolve("", lookup, nil); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := parseServeConfig(st)
+		if err != nil || cfg.deadLetterMaxAge != want {
+			t.Fatalf("FELIX_DEAD_LETTER_MAX_AGE=%q: %v %v, want %v", env, cfg.deadLetterMaxAge, err, want)
 		}
 	}
 }

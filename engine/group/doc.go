@@ -28,7 +28,9 @@
 //     nacked, and one a consumer rejects, is dead-lettered: its dead letter
 //     (offset, deliveries, reason, detail, time) goes to the dead-letter
 //     log, is listed by DeadLetters, and Redrive makes it owed again with
-//     its deliveries reset.
+//     its deliveries reset. With Options.DeadLetterMaxAge one older than
+//     that is dropped (dead_expiry.go): no longer listed or redriven, not
+//     rebuilt after a restart, its record gone at the next compaction.
 //   - The cursor moves only over a contiguous run of finished records
 //     (acked, dead-lettered once the dead letter is durable, skipped, or
 //     engine control records), never past a gap; it is durable, monotonic

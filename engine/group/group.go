@@ -36,6 +36,9 @@ type group struct {
 
 	commits commitQueue // dead letters made durable (or failed), for the next operation to apply
 	wake    signal      // fired when records may have become deliverable
+	// deadScanned is when expireDead last looked at every dead letter
+	// (wall clock ns; dead_expiry.go).
+	deadScanned int64
 }
 
 // deadEntry is a dead letter and the dead-letter log record that holds it.

@@ -119,6 +119,7 @@ func (m *Manager) withGroup(k Key, fn func(g *group) error) error {
 	if err := g.applyCommits(); err != nil {
 		return err
 	}
+	g.expireDead()
 	return fn(g)
 }
 

@@ -53,6 +53,10 @@ type Options struct {
 	Fsync *shardlog.FsyncMode
 	// LogSegmentBytes is the segment size of the group logs.
 	LogSegmentBytes int64
+	// DeadLetterMaxAge is how long a dead letter is kept: one older is
+	// dropped (no longer listed or redriven; its log record goes at the
+	// next compaction). 0: kept until redriven.
+	DeadLetterMaxAge time.Duration
 
 	Clock  Clock
 	Logger *slog.Logger

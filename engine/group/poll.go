@@ -155,6 +155,7 @@ func (sg *shardGroups) take(g *group, req *PollRequest, dst []Delivery, buf []by
 	if err := g.applyCommits(); err != nil {
 		return dst, buf, 0, err
 	}
+	g.expireDead()
 	t := taker{g: g, sh: sg.shard, now: sg.m.now(), dst: dst, buf: buf, max: len(dst) + req.Max}
 	t.c = g.consumer(req.Consumer)
 	t.vis = int64(req.Visibility)

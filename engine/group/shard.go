@@ -120,6 +120,10 @@ func (g *group) replayDead(ev *deadEvent, at int64) {
 	switch ev.kind {
 	case kindDead:
 		delete(g.again, o)
+		if m := g.sg.m; deadExpired(ev.at, m.opts.Clock.Now().UnixNano(), m.opts.DeadLetterMaxAge) {
+			delete(g.dead, o) // past its age while the broker was down
+			return
+		}
 		g.dead[o] = &deadEntry{logOffset: at, DeadLetter: DeadLetter{Offset: o, Deliveries: ev.deliveries,
 			Reason: ev.reason, Detail: ev.detail, At: unixTime(ev.at)}}
 	case kindRedriven:

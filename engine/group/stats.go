@@ -3,7 +3,7 @@ package group
 import "sync/atomic"
 
 type counters struct {
-	polls, delivered, redelivered, acked, nacked, lapsed, deadLettered, redriven, retentionSkips atomic.Uint64
+	polls, delivered, redelivered, acked, nacked, lapsed, deadLettered, redriven, retentionSkips, deadExpired atomic.Uint64
 }
 
 // Stats is a snapshot of the Manager's counters over every group, for
@@ -18,6 +18,7 @@ type Stats struct {
 	DeadLettered   uint64
 	Redriven       uint64
 	RetentionSkips uint64 // records retention removed before a group finished them
+	DeadExpired    uint64 // dead letters dropped past Options.DeadLetterMaxAge
 }
 
 // Stats returns the counters.
@@ -27,5 +28,6 @@ func (m *Manager) Stats() Stats {
 		Polls: c.polls.Load(), Delivered: c.delivered.Load(), Redelivered: c.redelivered.Load(),
 		Acked: c.acked.Load(), Nacked: c.nacked.Load(), Lapsed: c.lapsed.Load(),
 		DeadLettered: c.deadLettered.Load(), Redriven: c.redriven.Load(), RetentionSkips: c.retentionSkips.Load(),
+		DeadExpired: c.deadExpired.Load(),
 	}
 }
