@@ -28,11 +28,7 @@ func dialAs(t *testing.T, addr string, key ed25519.PrivateKey) (*client.Client, 
 // request, a new token of that key is refused, a key added is trusted; a
 // file that no longer holds a key is refused and the keys stay.
 func TestReloadingTheKeyFilesChangesTheTrustedKeys(t *testing.T) {
-	dir := t.TempDir()
-	oldKey, keyFile := writeKeyPair(t, dir, "trusted")
-	newKey, newPub := writeKeyPair(t, dir, "next")
-	var log bytes.Buffer
-	b := startSecured(t, map[string]string{"auth-keys": keyFile}, &log)
+	b, oldKey, newKey, keyFile, newPub := startWithKeyFile(t)
 	addr := b.server.Addr().String()
 	ctx := context.Background()
 	s := client.Stream{Tenant: "acme", Namespace: "n", Name: "s"}
@@ -76,6 +72,17 @@ func TestReloadingTheKeyFilesChangesTheTrustedKeys(t *testing.T) {
 	if _, err := n.Publish(ctx, s, []byte("z")); err != nil {
 		t.Fatalf("after a refused reload: %v", err)
 	}
+}
+
+// startWithKeyFile starts a broker trusting the one key in keyFile
+// (oldKey's), and writes a second pair whose public key is in newPub.
+func startWithKeyFile(t *testing.T) (b *broker, oldKey, newKey ed25519.PrivateKey, keyFile, newPub string) {
+	t.Helper()
+	dir := t.TempDir()
+	oldKey, keyFile = writeKeyPair(t, dir, "trusted")
+	newKey, newPub = writeKeyPair(t, dir, "next")
+	var log bytes.Buffer
+	return startSecured(t, map[string]string{"auth-keys": keyFile}, &log), oldKey, newKey, keyFile, newPub
 }
 
 func copyFile(t *testing.T, from, to string) {

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"syscall"
@@ -16,11 +15,7 @@ import (
 // SIGHUP reloads the key files: after it, a token of the key the files now
 // hold is accepted.
 func TestSIGHUPReloadsTheKeyFiles(t *testing.T) {
-	dir := t.TempDir()
-	_, keyFile := writeKeyPair(t, dir, "trusted")
-	newKey, newPub := writeKeyPair(t, dir, "next")
-	var log bytes.Buffer
-	b := startSecured(t, map[string]string{"auth-keys": keyFile}, &log)
+	b, _, newKey, keyFile, newPub := startWithKeyFile(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	watchKeyReloads(ctx, b.keys)

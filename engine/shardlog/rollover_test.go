@@ -23,11 +23,10 @@ func rolloverSteps(t *testing.T, mode FsyncMode) *traceFS {
 	return tr
 }
 
-// crashAt re-runs that workload with a crash after mutation n.
-func crashAt(t *testing.T, mode FsyncMode, n int) (*vfs.MemFS, int64) {
-	mem := vfs.NewMem()
-	l := mustOpen(t, testOptions(mem, mode))
-	mem.SetCrashAfter(n-mem.MutationCount(), vfs.DropUnsynced)
+// appendUntilRefused appends the rollover workload's records one at a
+// time until one is refused (the FS crashed), and returns how many were
+// acknowledged.
+func appendUntilRefused(l *Log) int64 {
 	var acked int64
 	for i := int64(0); i < rolloverRecords; i++ {
 		if _, err := l.AppendWait([]Entry{{Key: key(i), Value: value(i), Timestamp: i + 1}}, 1); err != nil {
@@ -35,6 +34,15 @@ func crashAt(t *testing.T, mode FsyncMode, n int) (*vfs.MemFS, int64) {
 		}
 		acked = i + 1
 	}
+	return acked
+}
+
+// crashAt re-runs that workload with a crash after mutation n.
+func crashAt(t *testing.T, mode FsyncMode, n int) (*vfs.MemFS, int64) {
+	mem := vfs.NewMem()
+	l := mustOpen(t, testOptions(mem, mode))
+	mem.SetCrashAfter(n-mem.MutationCount(), vfs.DropUnsynced)
+	acked := appendUntilRefused(l)
 	l.Close()
 	if !mem.Crashed() {
 		t.Fatalf("no crash at mutation %d", n)
@@ -157,13 +165,7 @@ func crashAtSeal(t *testing.T, mode FsyncMode, k int, step string) (*vfs.MemFS, 
 			return op == step && name == retired
 		}
 	}
-	var acked int64
-	for i := int64(0); i < rolloverRecords; i++ {
-		if _, err := l.AppendWait([]Entry{{Key: key(i), Value: value(i), Timestamp: i + 1}}, 1); err != nil {
-			break
-		}
-		acked = i + 1
-	}
+	acked := appendUntilRefused(l)
 	l.Close()
 	img := tr.CrashImage()
 	if img == nil {
