@@ -91,6 +91,35 @@ func TestPageAppendWritesFreshFilesAndRemovesThem(t *testing.T) {
 	checkNoLeftovers(t, dir)
 }
 
+// PageKept keeps every file it fills until the run ends, then removes
+// them all.
+func TestPageKeptKeepsItsFilesUntilTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	a := &appendFile{dir: dir, limit: 2 << 10, keep: true}
+	for i := range 7 {
+		off, err := a.next(1 << 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeAt(a.f, pattern(make([]byte, 1<<10)), off); err != nil {
+			t.Fatal(err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != i/2+1 {
+			t.Fatalf("after write %d the directory holds %d files, want %d", i, len(entries), i/2+1)
+		}
+	}
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeftovers(t, dir)
+	r, err := PageKept(context.Background(), dir, PageCacheOptions{WriteBytes: 64 << 10, TotalBytes: 20 << 16, FileBytes: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSane(t, r, "pagekept/raw", bench.RoleBaseline, 20, 64<<10)
+	checkNoLeftovers(t, dir)
+}
+
 func TestAppendFileBeginsAFreshFileWhenFull(t *testing.T) {
 	dir := t.TempDir()
 	a := &appendFile{dir: dir, limit: 3 << 10}

@@ -18,6 +18,10 @@
 //	              file (replaced, and removed, every FileBytes): the page
 //	              cache's bandwidth for new pages, the way a log writes, and
 //	              the ceiling of fsync=none.
+//	PageKept      PageAppend with every file kept until the run ends, as a
+//	              log keeps its segments: given the volume a log writes, the
+//	              bandwidth a bare writer of that much data gets, dirty-page
+//	              writeback and the kernel's throttling included.
 //
 // Each exists bare (golang.org/x/sys/unix: pwrite, fdatasync; F_FULLFSYNC
 // on macOS; os.File on Windows), returning a RoleBaseline result, and the
@@ -34,7 +38,8 @@
 //     disk under test; Result.Machine records its file system.
 //   - Leave its file behind: each measurement creates one file in the
 //     directory (PageAppend one per FileBytes written, each removed before
-//     the next) and removes it, error or not.
+//     the next; PageKept one per FileBytes, all removed at the end) and
+//     removes it, error or not.
 //   - Allocate per record: buffers, queues and ack channels exist before
 //     the clock starts.
 //   - Run unbounded: every measurement needs a count or a duration

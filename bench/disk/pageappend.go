@@ -28,6 +28,24 @@ func PageAppend(ctx context.Context, dir string, o PageCacheOptions) (bench.Resu
 		func() *os.File { return file.f })
 }
 
+// PageKept is PageAppend with every file kept until the run ends, as a log
+// keeps its segments: the dirty pages build up and the kernel writes them
+// back, and throttles the writer at its dirty limits, as it does any
+// writer of that much data. With o.TotalBytes the size of what a log row
+// writes, it is the bare page-cache bandwidth of that volume on this
+// machine; the files are removed after the clock stops. A RoleBaseline
+// named "pagekept/raw".
+func PageKept(ctx context.Context, dir string, o PageCacheOptions) (bench.Result, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return bench.Result{}, err
+	}
+	file := &appendFile{dir: dir, limit: o.FileBytes, keep: true}
+	defer file.close()
+	return pageWrites(ctx, "pagekept", map[string]string{"file": "fresh, kept"}, dir, o, file.next,
+		func() *os.File { return file.f })
+}
+
 // appendFile is PageAppend's file: written only at its end, replaced by a
 // fresh one when full, removed when closed. Owned by one goroutine. It
 // allocates once per file (the os.File), never per write.
@@ -36,13 +54,16 @@ type appendFile struct {
 	limit int64 // FileBytes
 	f     *os.File
 	off   int64 // the file's size: where the next write goes
+	// keep leaves each full file in place (kept lists them) until close.
+	keep bool
+	kept []string
 }
 
 // next returns the offset for the next n bytes, beginning a fresh file
 // when they would pass the limit (or none is open yet).
 func (a *appendFile) next(n int) (int64, error) {
 	if a.f != nil && a.off+int64(n) > a.limit {
-		if err := a.close(); err != nil {
+		if err := a.retire(); err != nil {
 			return 0, err
 		}
 	}
@@ -58,13 +79,16 @@ func (a *appendFile) next(n int) (int64, error) {
 	return off, nil
 }
 
-// close closes and removes the current file, if any.
-func (a *appendFile) close() error {
+// retire closes the current file, if any, and removes it unless the run
+// keeps its files.
+func (a *appendFile) retire() error {
 	if a.f == nil {
 		return nil
 	}
 	err := a.f.Close()
-	if rmErr := os.Remove(a.f.Name()); err == nil {
+	if a.keep {
+		a.kept = append(a.kept, a.f.Name())
+	} else if rmErr := os.Remove(a.f.Name()); err == nil {
 		err = rmErr
 	}
 	a.f = nil
@@ -72,4 +96,16 @@ func (a *appendFile) close() error {
 		return fmt.Errorf("felix/bench/disk: %w", err)
 	}
 	return nil
+}
+
+// close retires the current file and removes every file kept.
+func (a *appendFile) close() error {
+	err := a.retire()
+	for _, name := range a.kept {
+		if rmErr := os.Remove(name); err == nil && rmErr != nil {
+			err = fmt.Errorf("felix/bench/disk: %w", rmErr)
+		}
+	}
+	a.kept = nil
+	return err
 }

@@ -28,6 +28,9 @@ const (
 	baselineGroupFor     = 400 * time.Millisecond
 	baselinePageCacheFor = 300 * time.Millisecond
 	baselineSegWriteFor  = 700 * time.Millisecond
+	// baselinePageKeptBytes is what the kept-files page-cache baseline
+	// writes: about what a 1 KiB x 16 row writes at -benchtime 1s here.
+	baselinePageKeptBytes = 2 << 30
 )
 
 // benchBaselines are the disk's own limits, measured once per `go test` run
@@ -51,6 +54,9 @@ type benchBaselines struct {
 	// 64 MiB files, never synced: new page-cache pages, written as a log
 	// writes them.
 	pageAppend bench.Result
+	// pageKept is the same into files kept until it ends, 2 GiB in all:
+	// what a bare writer of a row's volume gets, writeback included.
+	pageKept bench.Result
 	// segWrite is the bandwidth of writing fresh segment-sized files and
 	// syncing each: what any log that keeps what it is given sustains.
 	segWrite bench.Result
@@ -165,6 +171,13 @@ func (bl *benchBaselines) jobs() []baselineJob {
 			},
 			figure: bench.FigMBPerSec,
 			keep:   func(r bench.Result) { bl.pageAppend = r },
+		},
+		baselineJob{
+			measure: func(ctx context.Context) (bench.Result, error) {
+				return disk.PageKept(ctx, bl.dir, disk.PageCacheOptions{TotalBytes: baselinePageKeptBytes, FileBytes: DefaultSegmentBytes})
+			},
+			figure: bench.FigMBPerSec,
+			keep:   func(r bench.Result) { bl.pageKept = r },
 		},
 		baselineJob{
 			measure: func(ctx context.Context) (bench.Result, error) {

@@ -69,6 +69,7 @@ func benchShapes(k FsyncKind) []benchShape {
 //	recs/s-x-gc        records/s / raw group commit at appenders*window writers, same record size (on_commit)
 //	MB/s-x-pagecache   MB/s / raw page-cache bandwidth, rewriting a cached file (none, periodic)
 //	MB/s-x-pageappend  MB/s / raw page-cache bandwidth, appending to fresh files unsynced (none, periodic)
+//	MB/s-x-pagekept    MB/s / the same into files kept until the end, 2 GiB (none, periodic)
 //	MB/s-x-segwrite    MB/s / raw bandwidth of fresh 64 MiB files synced one by one (none, periodic)
 //	recs/s-x-portable  records/s / the same row on the portable path, run just before (uring rows)
 //	p50-x-portable     p50 / the same row's p50 on the portable path (uring rows)
@@ -265,6 +266,7 @@ func reportAppend(b *testing.B, r bench.Result, k FsyncKind, rec, batch int, sh 
 	} else {
 		r.AddBaseline("pagecache", bl.pageCache)
 		r.AddBaseline("pageappend", bl.pageAppend)
+		r.AddBaseline("pagekept", bl.pageKept)
 		r.AddBaseline("segwrite", bl.segWrite)
 	}
 	if p, ok := portable[row]; ok && io != ring.ModePortable {
@@ -280,6 +282,8 @@ func reportAppend(b *testing.B, r bench.Result, k FsyncKind, rec, batch int, sh 
 			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-pagecache")
 		case "pageappend":
 			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-pageappend")
+		case "pagekept":
+			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-pagekept")
 		case "segwrite":
 			reportRatio(b, base, bench.FigMBPerSec, "MB/s-x-segwrite")
 		case "portable":
