@@ -175,7 +175,7 @@ type broker struct {
 	server    *netio.Server
 	admin     *adminServer
 	metrics   *brokerMetrics
-	keys      *trustedKeys // nil: auth off
+	reloads   []reloader // what SIGHUP reloads: trusted keys, the TLS certificate
 }
 
 // runBroker starts a broker, prints where it listens, serves until ctx is
@@ -194,7 +194,7 @@ func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
 	if b.admin != nil {
 		fmt.Fprintf(out, "admin on http://%s (/metrics, /healthz, /readyz)\n", b.admin.addr())
 	}
-	watchKeyReloads(ctx, b.keys)
+	watchReloads(ctx, b.reloads)
 	<-ctx.Done()
 	cfg.logger.Info("stopping")
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -253,7 +253,7 @@ func startBroker(cfg serveConfig) (*broker, error) {
 		HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
 		EventLoops: cfg.eventLoops,
 	}
-	if b.keys, err = cfg.security.configure(&ncfg, b.engine, cfg.logger); err == nil {
+	if b.reloads, err = cfg.security.configure(&ncfg, b.engine, cfg.logger); err == nil {
 		b.server, err = netio.NewServer(ncfg)
 	}
 	if err == nil {

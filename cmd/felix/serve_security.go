@@ -128,24 +128,29 @@ func loadQuotaFile(st *settings, path string) (map[string]quotaLimits, error) {
 // Authenticator (or a loud warning that auth is off), the quotas over the
 // stored bytes of the engine's streams and of cfg.Caches, and the TLS
 // listener.
-// configure sets cfg's authenticator, quotas and TLS listener. With auth
-// on it returns the trusted keys, which SIGHUP reloads (nil with auth off).
-func (c securityConfig) configure(cfg *netio.Config, e *engine.Engine, log *slog.Logger) (*trustedKeys, error) {
+// configure sets cfg's authenticator, quotas and TLS listener. It returns
+// what SIGHUP reloads: the trusted keys (auth on) and the TLS certificate
+// (a TLS listener).
+func (c securityConfig) configure(cfg *netio.Config, e *engine.Engine, log *slog.Logger) ([]reloader, error) {
+	var reloads []reloader
 	keys, err := c.configureAuth(cfg, log)
 	if err != nil {
 		return nil, err
 	}
+	if keys != nil {
+		reloads = append(reloads, keys)
+	}
 	c.configureQuotas(cfg, e, log)
 	if c.tlsAddr == "" {
-		return keys, nil
+		return reloads, nil
 	}
-	cert, err := tls.LoadX509KeyPair(c.tlsCert, c.tlsKey)
+	cert, err := loadServingCert(c.tlsCert, c.tlsKey, log)
 	if err != nil {
 		return nil, fmt.Errorf("--tls-cert, --tls-key: %w", err)
 	}
 	cfg.TLSAddr = c.tlsAddr
-	cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	return keys, nil
+	cfg.TLSConfig = &tls.Config{GetCertificate: cert.get, MinVersion: tls.VersionTLS12}
+	return append(reloads, cert), nil
 }
 
 func (c securityConfig) configureAuth(cfg *netio.Config, log *slog.Logger) (*trustedKeys, error) {

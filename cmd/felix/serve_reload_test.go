@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"os"
 	"testing"
@@ -45,7 +47,7 @@ func TestReloadingTheKeyFilesChangesTheTrustedKeys(t *testing.T) {
 	}
 
 	copyFile(t, newPub, keyFile)
-	if err := b.keys.reload(); err != nil {
+	if err := reloadAll(b.reloads); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Publish(ctx, s, []byte("x")); !errors.Is(err, client.ErrUnauthenticated) {
@@ -66,7 +68,7 @@ func TestReloadingTheKeyFilesChangesTheTrustedKeys(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte("not a key\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.keys.reload(); err == nil {
+	if err := reloadAll(b.reloads); err == nil {
 		t.Fatal("a file without a key was taken")
 	}
 	if _, err := n.Publish(ctx, s, []byte("z")); err != nil {
@@ -93,5 +95,59 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Reloading the --tls-cert and --tls-key files serves the renewed
+// certificate to new connections while an open one goes on; a pair that
+// no longer loads keeps the old certificate.
+func TestReloadingTheCertificateServesTheRenewedOne(t *testing.T) {
+	dir, renewed := t.TempDir(), t.TempDir()
+	certFile, keyFile, oldPool := writeCert(t, dir)
+	newCert, newKey, newPool := writeCert(t, renewed)
+	var log bytes.Buffer
+	b := startSecured(t, map[string]string{"tls-addr": "127.0.0.1:0", "tls-cert": certFile, "tls-key": keyFile}, &log)
+	addr := b.server.TLSAddr().String()
+	ctx := context.Background()
+	dial := func(pool *x509.CertPool) (*client.Client, error) {
+		return client.Dial(ctx, addr, client.WithTLS(&tls.Config{RootCAs: pool}))
+	}
+	open, err := dial(oldPool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	s := client.Stream{Tenant: "acme", Namespace: "n", Name: "s"}
+	if _, err := open.CreateStream(ctx, s, client.StreamConfig{}); err != nil {
+		t.Fatal(err)
+	}
+
+	copyFile(t, newCert, certFile)
+	copyFile(t, newKey, keyFile)
+	if err := reloadAll(b.reloads); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dial(oldPool); err == nil {
+		t.Fatal("a new connection still got the old certificate")
+	}
+	c, err := dial(newPool)
+	if err != nil {
+		t.Fatalf("the renewed certificate: %v", err)
+	}
+	defer c.Close()
+	if _, err := open.Publish(ctx, s, []byte("x")); err != nil {
+		t.Fatalf("the connection opened before the reload: %v", err)
+	}
+
+	if err := os.WriteFile(keyFile, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := reloadAll(b.reloads); err == nil {
+		t.Fatal("a key that does not load was taken")
+	}
+	if c, err := dial(newPool); err != nil {
+		t.Fatalf("after a refused reload: %v", err)
+	} else {
+		c.Close()
 	}
 }

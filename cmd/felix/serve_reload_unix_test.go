@@ -18,7 +18,7 @@ func TestSIGHUPReloadsTheKeyFiles(t *testing.T) {
 	b, _, newKey, keyFile, newPub := startWithKeyFile(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	watchKeyReloads(ctx, b.keys)
+	watchReloads(ctx, b.reloads)
 	copyFile(t, newPub, keyFile)
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
