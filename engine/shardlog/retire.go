@@ -14,7 +14,7 @@ import "github.com/felixbroker/felix/segment"
 //   - recovery treats it like the active segment (it may hold holes the
 //     page cache never wrote back), and when a crash left it short of the
 //     next segment's base it cuts it there and removes every later segment
-//     (recover.go, settleUnsealed), so the log stays a gapless prefix;
+//     (settle.go), so the log stays a gapless prefix;
 //   - retention and compaction leave it alone (they take sealed segments).
 //
 // retiringMax bounds the list: a rollover that would make it longer seals
