@@ -145,7 +145,7 @@ func TestACrashBeforeARetiredSegmentIsSealedCutsTheLogThere(t *testing.T) {
 		if h := <-g.arrived; h.name != segment.SegmentName(bases[1]) {
 			t.Fatalf("held the sync of %s, want the second segment's", h.name)
 		}
-		appendUntilSegments(t, l, next, 3) // a few more records in the third
+		appendN(t, l, next, 3) // a few more records in the third
 		// The page cache wrote the third segment back, and (hole) the
 		// second but for one page.
 		writtenBack := []int64{bases[2]}
