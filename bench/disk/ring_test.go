@@ -95,7 +95,7 @@ func TestSuiteSetsTheBareFiguresBesideEachDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	perGroup := 1 + len(drivers)
-	if want := 2*perGroup + 2*2*perGroup + 2; len(results) != want || len(started) != want {
+	if want := 2*perGroup + 2*2*perGroup + 3; len(results) != want || len(started) != want {
 		t.Fatalf("%d results, %d progress lines, want %d of each", len(results), len(started), want)
 	}
 	for i, r := range results {
@@ -116,7 +116,7 @@ func TestSuiteSetsTheBareFiguresBesideEachDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(table.String(), "groupcommit/growing/raw") || !strings.Contains(table.String(), "pagecache/raw") ||
-		!strings.Contains(table.String(), "pageappend/raw") {
+		!strings.Contains(table.String(), "pageappend/raw") || !strings.Contains(table.String(), "pagekept/raw") {
 		t.Errorf("table lacks a measurement:\n%s", table.String())
 	}
 	if err := bench.WriteReport(filepath.Join(t.TempDir(), "report"), results); err != nil {

@@ -29,8 +29,9 @@ type Suite struct {
 
 // RunSuite runs s in order: fdatasync per file kind, group commit per
 // writer count and file kind, then page-cache bandwidth, rewriting cached
-// pages (PageCache) and appending new ones (PageAppend). It stops at the
-// first error and returns the results so far with it.
+// pages (PageCache), appending new ones (PageAppend) and appending new
+// ones kept until the end (PageKept). It stops at the first error and
+// returns the results so far with it.
 func RunSuite(ctx context.Context, s Suite) ([]bench.Result, error) {
 	var out []bench.Result
 	files := s.Files
@@ -66,7 +67,7 @@ func RunSuite(ctx context.Context, s Suite) ([]bench.Result, error) {
 	if s.PageCache.TotalBytes > 0 || s.PageCache.Duration > 0 {
 		o := s.PageCache
 		o.Progress = s.hook(o.Progress)
-		for _, measure := range []func(context.Context, string, PageCacheOptions) (bench.Result, error){PageCache, PageAppend} {
+		for _, measure := range []func(context.Context, string, PageCacheOptions) (bench.Result, error){PageCache, PageAppend, PageKept} {
 			r, err := measure(ctx, s.Dir, o)
 			if err != nil {
 				return out, err

@@ -15,7 +15,8 @@ var FsyncWriters = []int{1, 16, 64}
 // Fsync measures the disk's own limits in dir (bench/disk's suite): the
 // fdatasync latency of s.RecordBytes writes on a growing and a prezeroed
 // file, the group-commit ceiling at each of writers (FsyncWriters when
-// empty), and the page cache's bandwidth; each bare, then through the
+// empty), and the page cache's bandwidth (rewriting cached pages,
+// appending fresh ones, appending fresh ones kept); each bare, then through the
 // io_uring driver (where the kernel allows it) and the portable one with
 // the bare figures beside it. Each part runs for s.Duration (or s.Count
 // rounds).
