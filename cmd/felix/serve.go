@@ -72,6 +72,17 @@ func (c *serveCmd) flags() map[string]string {
 	return out
 }
 
+// keyFilesNow resolves the settings again, flags, environment and config
+// file, and returns the --auth-keys files they name now: a SIGHUP reload
+// picks up a file the config file has added since startup.
+func (c *serveCmd) keyFilesNow() ([]string, error) {
+	st := serveSettings()
+	if err := st.resolve(c.Config, osEnv, c.flags()); err != nil {
+		return nil, err
+	}
+	return splitKeyFiles(st.get("auth-keys")), nil
+}
+
 func (c *serveCmd) Run() error {
 	st := serveSettings()
 	if err := st.resolve(c.Config, osEnv, c.flags()); err != nil {
@@ -90,6 +101,7 @@ func (c *serveCmd) Run() error {
 		return err
 	}
 	cfg.security.quotaTenantSets = quotaTenants
+	cfg.security.keyFiles = c.keyFilesNow
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runBroker(ctx, cfg, os.Stdout)

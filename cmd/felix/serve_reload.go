@@ -59,23 +59,45 @@ func reloadAll(rs []reloader) error {
 // request or by the sweep.
 type trustedKeys struct {
 	files []string
-	v     *auth.Verifier
-	log   *slog.Logger
+	// refresh, when set, names the files again at each reload (the config
+	// file may list others by then).
+	refresh func() ([]string, error)
+	v       *auth.Verifier
+	log     *slog.Logger
 }
 
-// reload reads the key files again and trusts exactly the keys they hold
-// now; a file missing or unreadable, or no key at all, keeps the old ones.
+// reload finds the key files again, reads them, and trusts exactly the
+// keys they hold now; settings that no longer resolve or name no file, a
+// file missing or unreadable, or no key at all, keep the old keys (auth
+// is not turned off on a running broker).
 func (k *trustedKeys) reload() error {
-	keys, err := auth.LoadPublicKeys(k.files...)
+	files, err := k.filesNow()
+	var keys []ed25519.PublicKey
+	if err == nil {
+		keys, err = auth.LoadPublicKeys(files...)
+	}
 	if err == nil {
 		err = k.v.SetKeys(keys)
 	}
 	if err != nil {
-		k.log.Error("could not reload the trusted keys; the ones before stay trusted", "files", strings.Join(k.files, ","), "err", err)
+		k.log.Error("could not reload the trusted keys; the ones before stay trusted", "files", strings.Join(files, ","), "err", err)
 		return err
 	}
-	k.log.Info("trusted keys reloaded", "keys", keyIDs(keys))
+	k.files = files
+	k.log.Info("trusted keys reloaded", "files", strings.Join(files, ","), "keys", keyIDs(keys))
 	return nil
+}
+
+// filesNow returns the files to read: refreshed when it can be.
+func (k *trustedKeys) filesNow() ([]string, error) {
+	if k.refresh == nil {
+		return k.files, nil
+	}
+	files, err := k.refresh()
+	if err == nil && len(files) == 0 {
+		err = errors.New("--auth-keys names no file now; a running broker keeps auth on")
+	}
+	return files, err
 }
 
 func keyIDs(keys []ed25519.PublicKey) string {

@@ -7,7 +7,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -149,5 +151,59 @@ func TestReloadingTheCertificateServesTheRenewedOne(t *testing.T) {
 		t.Fatalf("after a refused reload: %v", err)
 	} else {
 		c.Close()
+	}
+}
+
+// A reload resolves the settings again: a key file the config file names
+// since startup is read and trusted; settings naming no file keep the
+// keys (a running broker does not turn auth off).
+func TestAReloadReadsTheConfigFilesKeyListAgain(t *testing.T) {
+	t.Setenv("FELIX_AUTH_KEYS", "") // restored after; unset now, so the config file decides
+	os.Unsetenv("FELIX_AUTH_KEYS")
+	dir := t.TempDir()
+	_, pubA := writeKeyPair(t, dir, "a")
+	keyB, pubB := writeKeyPair(t, dir, "b")
+	cfgFile := filepath.Join(dir, "felix.toml")
+	writeConfig := func(keys string) {
+		t.Helper()
+		if err := os.WriteFile(cfgFile, []byte("auth-keys = \""+keys+"\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeConfig(pubA)
+	c := &serveCmd{Config: cfgFile}
+	files, err := c.keyFilesNow()
+	if err != nil || len(files) != 1 || files[0] != pubA {
+		t.Fatalf("files at start %v (%v)", files, err)
+	}
+	keys, err := auth.LoadPublicKeys(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewVerifier(keys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &trustedKeys{files: files, refresh: c.keyFilesNow, v: v, log: slog.New(slog.DiscardHandler)}
+	tokB, err := auth.Issue(keyB, "acme", "test", []string{"*:n/*"}, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(tokB); err == nil {
+		t.Fatal("a key the config file does not name yet was trusted")
+	}
+	writeConfig(pubA + "," + pubB)
+	if err := k.reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(tokB); err != nil {
+		t.Fatalf("the key file the config file added: %v", err)
+	}
+	writeConfig("")
+	if err := k.reload(); err == nil {
+		t.Fatal("settings naming no key file were taken")
+	}
+	if _, err := v.Verify(tokB); err != nil {
+		t.Fatalf("after a refused reload: %v", err)
 	}
 }

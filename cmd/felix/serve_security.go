@@ -28,17 +28,16 @@ type securityConfig struct {
 	tlsCert, tlsKey string
 	quotaDefault    auth.Limits
 	quotaTenantSets map[string]quotaLimits // the config file's [quotas.tenants.NAME]: what they leave out is the default's
+	// keyFiles resolves the --auth-keys files afresh for a SIGHUP reload
+	// (the config file may name others by then); nil: those of startup.
+	keyFiles func() ([]string, error)
 }
 
 // parseSecurity reads the auth, TLS and default quota settings.
 func parseSecurity(st *settings) (securityConfig, error) {
 	var c securityConfig
 	var errs []error
-	for _, f := range strings.Split(st.get("auth-keys"), ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			c.authKeys = append(c.authKeys, f)
-		}
-	}
+	c.authKeys = splitKeyFiles(st.get("auth-keys"))
 	c.tlsAddr, c.tlsCert, c.tlsKey = st.get("tls-addr"), st.get("tls-cert"), st.get("tls-key")
 	if c.tlsAddr != "" && (c.tlsCert == "" || c.tlsKey == "") {
 		errs = append(errs, errors.New("--tls-addr needs --tls-cert and --tls-key"))
@@ -168,7 +167,18 @@ func (c securityConfig) configureAuth(cfg *netio.Config, log *slog.Logger) (*tru
 	}
 	log.Info("auth on: tokens are verified against the trusted keys", "keys", keyIDs(keys))
 	cfg.Authenticator = netio.NewTokenAuthenticator(v)
-	return &trustedKeys{files: c.authKeys, v: v, log: log}, nil
+	return &trustedKeys{files: c.authKeys, refresh: c.keyFiles, v: v, log: log}, nil
+}
+
+// splitKeyFiles reads the --auth-keys setting: files, comma-separated.
+func splitKeyFiles(setting string) []string {
+	var files []string
+	for _, f := range strings.Split(setting, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 func (c securityConfig) configureQuotas(cfg *netio.Config, e *engine.Engine, log *slog.Logger) {
