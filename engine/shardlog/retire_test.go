@@ -2,15 +2,19 @@ package shardlog
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/felixbroker/felix/segment"
 	"github.com/felixbroker/felix/segment/vfs"
+	"github.com/felixbroker/felix/segment/vfs/errorfs"
 )
 
 // gateFS holds the Sync of every file hold accepts until release, telling
@@ -228,5 +232,38 @@ func TestARecoveryPointInACompactedSegmentKeepsEverything(t *testing.T) {
 		if got[i].Offset != want[i].Offset || !bytes.Equal(got[i].Value, want[i].Value) {
 			t.Fatalf("record %d: offset %d, want %d", i, got[i].Offset, want[i].Offset)
 		}
+	}
+}
+
+// EIO on the background seal of a retired segment poisons the log as a
+// failed sync on the committer does: appends fail from then on (matching
+// ErrPoisoned and EIO), and every record acknowledged before stays
+// readable.
+func TestEIOOnARetiredSegmentsSealPoisonsTheLog(t *testing.T) {
+	efs := errorfs.Wrap(vfs.NewMem())
+	l := mustOpen(t, testOptions(efs, None()))
+	defer l.Close()
+	efs.Inject(errorfs.Rule{Op: errorfs.Sync, PathContains: segment.SegmentSuffix, Nth: 1, Err: syscall.EIO})
+	deadline := time.Now().Add(10 * time.Second)
+	var acked int64
+	for ; ; acked++ {
+		_, err := l.AppendWait([]Entry{{Key: key(acked), Value: value(acked), Timestamp: acked + 1}}, 1)
+		if err != nil {
+			if !errors.Is(err, ErrPoisoned) || !errors.Is(err, syscall.EIO) {
+				t.Fatalf("append %d: %v, want ErrPoisoned and EIO", acked, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d appends and the log is not poisoned (%d faults injected)", acked, efs.Injected())
+		}
+	}
+	if efs.Injected() != 1 || l.Stats().Segments < 2 {
+		t.Fatalf("injected %d, %d segments", efs.Injected(), l.Stats().Segments)
+	}
+	recs := readAll(t, l)
+	checkPrefix(t, recs, 0)
+	if int64(len(recs)) < acked {
+		t.Fatalf("%d records readable, %d were acknowledged", len(recs), acked)
 	}
 }
