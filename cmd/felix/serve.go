@@ -55,9 +55,8 @@ func (c *serveCmd) flags() map[string]string {
 	out := map[string]string{}
 	for key, p := range map[string]*string{
 		"addr": c.Addr, "admin-addr": c.AdminAddr, "data": c.Data, "fsync": c.Fsync,
-		"retention-max-age": c.RetentionMaxAge, "retention-max-bytes": c.RetentionMaxBytes,
-		"dead-letter-max-age": c.DeadLetterMaxAge,
-		"segment-bytes":       c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
+		"retention-max-age": c.RetentionMaxAge, "retention-max-bytes": c.RetentionMaxBytes, "dead-letter-max-age": c.DeadLetterMaxAge,
+		"segment-bytes": c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
 		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "event-loops": c.EventLoops,
 		"broker-id":  c.BrokerID,
 		"log-format": c.LogFormat, "log-level": c.LogLevel,
