@@ -29,7 +29,7 @@ func PageAppend(ctx context.Context, dir string, o PageCacheOptions) (bench.Resu
 }
 
 // pageKeptBytesMax bounds what PageKept writes (and keeps until it ends).
-const pageKeptBytesMax = 4 << 30
+const pageKeptBytesMax = 2 << 30
 
 // PageKept is PageAppend with every file kept until the run ends, as a log
 // keeps its segments: the dirty pages build up and the kernel writes them
@@ -37,7 +37,7 @@ const pageKeptBytesMax = 4 << 30
 // writer of that much data. With o.TotalBytes the size of what a log row
 // writes, it is the bare page-cache bandwidth of that volume on this
 // machine; the files are removed after the clock stops. It writes at most
-// 4 GiB, within o.Duration when one is set. A RoleBaseline named
+// 2 GiB, within o.Duration when one is set. A RoleBaseline named
 // "pagekept/raw".
 func PageKept(ctx context.Context, dir string, o PageCacheOptions) (bench.Result, error) {
 	if o.TotalBytes <= 0 || o.TotalBytes > pageKeptBytesMax {
