@@ -96,19 +96,11 @@ func (o *outbox) begin() []byte {
 // schedules a write. Once the connection is closing, frames are dropped:
 // the ERROR that closes it is the last frame it sends.
 func (o *outbox) commit(b []byte) {
-	if o.closed || o.closeAfter {
-		o.buf = b[:len(o.buf)]
-		o.mu.Unlock()
+	if !o.takeLocked(b) {
 		return
 	}
-	o.account(len(b) - len(o.buf))
-	o.buf = b
 	o.kickLocked()
-	over := o.used() > int64(o.hardCap)
-	o.mu.Unlock()
-	if over {
-		o.abort()
-	}
+	o.unlockOverCap()
 }
 
 // commitIn is commit for an answer a log's committer gives with the flush's
@@ -116,17 +108,33 @@ func (o *outbox) commit(b []byte) {
 // unless one is already on its way (in flight, or the loop's own flush on
 // its way out of OnTraffic), which will carry these frames too.
 func (o *outbox) commitIn(b []byte, batch *engine.AckBatch) {
-	if o.closed || o.closeAfter {
-		o.buf = b[:len(o.buf)]
-		o.mu.Unlock()
+	if !o.takeLocked(b) {
 		return
 	}
-	o.account(len(b) - len(o.buf))
-	o.buf = b
 	if !o.inflight && !o.deferred && !o.batched {
 		o.batched = true
 		batch.Defer(o)
 	}
+	o.unlockOverCap()
+}
+
+// takeLocked keeps the frames appended to b (from begin), counted against
+// the outbound budget, and reports true; once the connection is closing it
+// drops them, releases mu and reports false.
+func (o *outbox) takeLocked(b []byte) bool {
+	if o.closed || o.closeAfter {
+		o.buf = b[:len(o.buf)]
+		o.mu.Unlock()
+		return false
+	}
+	o.account(len(b) - len(o.buf))
+	o.buf = b
+	return true
+}
+
+// unlockOverCap releases mu and aborts the connection when what it holds
+// unsent passed the hard cap.
+func (o *outbox) unlockOverCap() {
 	over := o.used() > int64(o.hardCap)
 	o.mu.Unlock()
 	if over {
