@@ -80,6 +80,20 @@ func TestADurablePublishIsToldWithTheBatchOfItsFlush(t *testing.T) {
 	})
 }
 
+// publishDeferred makes n one-record publishes to s with PublishDeferWake
+// (keys over six values, so several shards) and returns their waiters.
+func publishDeferred(t *testing.T, s *Stream, wakes *WakeList, n int) []*batchWaiter {
+	t.Helper()
+	waiters := make([]*batchWaiter, n)
+	for i := range waiters {
+		waiters[i] = &batchWaiter{}
+		if err := s.PublishDeferWake([]Record{rec(fmt.Sprint("k", i%6), i)}, waiters[i], wakes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return waiters
+}
+
 // PublishDeferWake leaves the shards' committers asleep until the
 // WakeList is woken, which wakes each once however many publishes touched
 // it; the records and acknowledgements then follow as with Publish.
@@ -91,13 +105,7 @@ func TestPublishDeferWakeWaitsForTheWakeList(t *testing.T) {
 		s, _ := e.Stream(sid)
 		synctest.Wait() // every committer waits for records
 		var wakes WakeList
-		waiters := make([]*batchWaiter, 20)
-		for i := range waiters {
-			waiters[i] = &batchWaiter{}
-			if err := s.PublishDeferWake([]Record{rec(fmt.Sprint("k", i%6), i)}, waiters[i], &wakes); err != nil {
-				t.Fatal(err)
-			}
-		}
+		waiters := publishDeferred(t, s, &wakes, 20)
 		synctest.Wait()
 		for _, sh := range s.shards {
 			if sh.End() != 0 {
@@ -141,13 +149,7 @@ func TestWakeListFlushHereAcknowledgesOnTheCaller(t *testing.T) {
 				s, _ := e.Stream(sid)
 				synctest.Wait() // every committer waits for records
 				var wakes WakeList
-				waiters := make([]*batchWaiter, 20)
-				for i := range waiters {
-					waiters[i] = &batchWaiter{}
-					if err := s.PublishDeferWake([]Record{rec(fmt.Sprint("k", i%6), i)}, waiters[i], &wakes); err != nil {
-						t.Fatal(err)
-					}
-				}
+				waiters := publishDeferred(t, s, &wakes, 20)
 				logs := len(wakes.logs)
 				wakes.FlushHere(c.maxBytes)
 				if !c.here {
