@@ -33,6 +33,20 @@ func (f *committerConn) AsyncWrite(b []byte, cb gnet.AsyncCallback) error {
 	return nil
 }
 
+// awaitHanded waits, up to 10 seconds on deadline (a timer it resets, so
+// a steady-state loop allocates none), for the committer to hand a write
+// over, and runs it.
+func (f *committerConn) awaitHanded(t *testing.T, deadline *time.Timer) {
+	t.Helper()
+	deadline.Reset(10 * time.Second)
+	select {
+	case <-f.handed:
+	case <-deadline.C:
+		t.Fatal("the publish was never acknowledged")
+	}
+	f.runHanded()
+}
+
 // runHanded runs the write handed over, on the test's goroutine.
 func (f *committerConn) runHanded() {
 	f.mu.Lock()
@@ -86,13 +100,7 @@ func TestADurablePublishAllocatesNothingInSteadyState(t *testing.T) {
 	publish := func() {
 		fc.in, fc.out = frame, fc.out[:0]
 		c.traffic()
-		deadline.Reset(10 * time.Second)
-		select {
-		case <-fc.handed:
-		case <-deadline.C:
-			t.Fatal("the publish was never acknowledged")
-		}
-		fc.runHanded()
+		fc.awaitHanded(t, deadline)
 		if len(fc.out) == 0 {
 			t.Fatal("no ack written")
 		}
@@ -127,13 +135,7 @@ func TestAPeriodicPublishIsAnsweredInItsReadsOwnWrite(t *testing.T) {
 		if f, _, err := r.Next(fc.out); err == nil && f.Type == wire.TypePublishAck && f.Size() == len(fc.out) {
 			return true
 		}
-		deadline.Reset(10 * time.Second)
-		select {
-		case <-fc.handed:
-		case <-deadline.C:
-			t.Fatal("the publish was never acknowledged")
-		}
-		fc.runHanded()
+		fc.awaitHanded(t, deadline)
 		return false
 	}
 	for range 100 {
