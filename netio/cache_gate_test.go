@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio/wire"
@@ -132,35 +131,13 @@ func TestAGetOnTheLoopAllocatesNothingInSteadyState(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
-	e, err := engine.Open(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	store, err := cache.Open(cache.Options{CompactEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	id := cache.ID{Tenant: "acme", Namespace: "prod", Name: "hot"}
-	if _, err := store.Create(id, cache.Config{Shards: 4}); err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := store.Cache(id)
+	c, fc, ref := loopCacheConnWith(t, cache.Options{CompactEvery: -1}, cache.Config{Shards: 4})
+	ca, _ := c.s.cfg.Caches.Cache(hotID)
 	for _, k := range []string{"hit", "miss-never-written"}[:1] {
 		if _, err := ca.Put([]byte(k), make([]byte, 256), cache.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s, err := NewServer(Config{Engine: e, BrokerID: "b1", Caches: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fc := &loopConn{}
-	c := newConn(s, fc)
-	fc.in = wire.AppendHello(nil, 1, wire.Hello{VersionMin: 1, VersionMax: 1, Features: wire.FeaturesAll})
-	c.traffic()
-	ref := wire.CacheRef{Tenant: []byte("acme"), Namespace: []byte("prod"), Cache: []byte("hot")}
 	for _, key := range []string{"hit", "miss"} {
 		frame := wire.AppendCacheGet(nil, 2, wire.CacheGet{Cache: ref, Key: []byte(key)})
 		get := func() {

@@ -12,23 +12,33 @@ import (
 	"github.com/felixbroker/felix/segment/vfs"
 )
 
+// hotID names the cache loopCacheConnWith creates.
+var hotID = cache.ID{Tenant: "acme", Namespace: "prod", Name: "hot"}
+
 // loopCacheConn is a connection of a never-started server with a durable
 // Periodic cache store on fs, driven as the loop would (loopConn), after
 // HELLO.
 func loopCacheConn(t *testing.T, fs vfs.FS) (*conn, *loopConn, wire.CacheRef) {
+	t.Helper()
+	return loopCacheConnWith(t, cache.Options{FS: fs, Dir: t.TempDir(), Fsync: shardlog.Periodic(time.Hour), CompactEvery: -1},
+		cache.Config{Shards: 2, Durable: true})
+}
+
+// loopCacheConnWith is loopCacheConn with the store's options and the
+// cache's config (the cache is hotID).
+func loopCacheConnWith(t *testing.T, opts cache.Options, cfg cache.Config) (*conn, *loopConn, wire.CacheRef) {
 	t.Helper()
 	e, err := engine.Open(engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	store, err := cache.Open(cache.Options{FS: fs, Dir: t.TempDir(), Fsync: shardlog.Periodic(time.Hour), CompactEvery: -1})
+	store, err := cache.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	id := cache.ID{Tenant: "acme", Namespace: "prod", Name: "hot"}
-	if _, err := store.Create(id, cache.Config{Shards: 2, Durable: true}); err != nil {
+	if _, err := store.Create(hotID, cfg); err != nil {
 		t.Fatal(err)
 	}
 	s, err := NewServer(Config{Engine: e, BrokerID: "b1", Caches: store})
@@ -40,7 +50,7 @@ func loopCacheConn(t *testing.T, fs vfs.FS) (*conn, *loopConn, wire.CacheRef) {
 	fc.in = wire.AppendHello(nil, 1, wire.Hello{VersionMin: 1, VersionMax: 1, Features: wire.FeaturesAll})
 	c.traffic()
 	fc.out = fc.out[:0]
-	return c, fc, wire.CacheRef{Tenant: []byte(id.Tenant), Namespace: []byte(id.Namespace), Cache: []byte(id.Name)}
+	return c, fc, wire.CacheRef{Tenant: []byte(hotID.Tenant), Namespace: []byte(hotID.Namespace), Cache: []byte(hotID.Name)}
 }
 
 // Under Periodic, with the shard's committer idle, a put or delete that
