@@ -67,7 +67,8 @@ func Open[K comparable, E Entry[K]](fs vfs.FS, dir string, format Format) (*File
 	var doc map[string]json.RawMessage
 	var version int
 	var list []E
-	if err := json.Unmarshal(b, &doc); err == nil {
+	err = json.Unmarshal(b, &doc)
+	if err == nil {
 		err = json.Unmarshal(doc["version"], &version)
 	}
 	if err != nil {

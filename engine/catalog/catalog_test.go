@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/felixbroker/felix/segment/vfs"
@@ -92,6 +93,18 @@ func TestAFileOfAnotherVersionOrDamagedIsRefused(t *testing.T) {
 	}
 	if _, err := vfs.ReadFile(vfs.NewMem(), filepath.Join("/nope", "x")); !errors.Is(err, vfs.ErrNotExist) {
 		t.Fatalf("read of a missing file: %v", err)
+	}
+}
+
+func TestADamagedVersionIsReportedAsDamagedNotAsVersionZero(t *testing.T) {
+	fs := vfs.NewMem()
+	fs.MkdirAll("/data")
+	if err := vfs.WriteFileAtomic(fs, "/data", "things.json", []byte(`{"version": "one", "things": []}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open[string, thing](fs, "/data", format)
+	if err == nil || !strings.Contains(err.Error(), "damaged") || strings.Contains(err.Error(), "version 0") {
+		t.Fatalf("a damaged version field: %v", err)
 	}
 }
 
