@@ -4,6 +4,9 @@ PKGS      ?= ./...
 BENCHTIME ?= 500ms
 FUZZTIME  ?= 30s
 DATA      ?= ./felix-data
+STATICCHECK_VERSION ?= v0.8.2
+
+.PHONY: tidy-check staticcheck test-race-skipped
 
 .PHONY: run build test test-short lint vet fmt-check bench fuzz soak clean
 
@@ -15,16 +18,32 @@ run:
 build:
 	$(GO) build -o bin/felix ./cmd/felix
 
-## test: everything CI runs: formatting, vet, portable builds, and the race-checked tests
-test: fmt-check vet cross-build
+## test: everything CI runs: formatting, vet, staticcheck, a tidy go.mod, portable builds, the
+## race-checked tests, and a pass without -race of the tests that skip under it (allocation counts)
+test: fmt-check vet tidy-check staticcheck cross-build
 	$(GO) test -race -timeout 9m $(PKGS)
+	$(MAKE) --no-print-directory test-race-skipped
+
+## test-race-skipped: the tests that skip themselves under -race, run without it
+test-race-skipped:
+	@scripts/race-skipped-tests | while read -r dir run; do \
+	  $(GO) test -count=1 -run "$$run" "$$dir" || exit 1; \
+	done
 
 ## test-short: the tests without the race detector, for a quick loop
 test-short:
 	$(GO) test -short -timeout 5m $(PKGS)
 
-## lint: gofmt and go vet
-lint: fmt-check vet
+## lint: gofmt, go vet, staticcheck and a tidy go.mod
+lint: fmt-check vet tidy-check staticcheck
+
+## tidy-check: go.mod and go.sum are what `go mod tidy` makes
+tidy-check:
+	$(GO) mod tidy -diff
+
+## staticcheck: at a pinned version, fetched through the module proxy
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \

@@ -31,7 +31,7 @@ func (id StreamID) Check() error {
 // "..": names become directory names, so nothing else is allowed.
 func CheckName(what, name string) error {
 	if name == "" || len(name) > NameBytesMax || name == "." || name == ".." {
-		return fmt.Errorf("%w: %s %q must be 1 to %d characters, not . or ..", ErrInvalidName, what, name, NameBytesMax)
+		return fmt.Errorf("%w: %s %q must be 1 to %d characters other than \".\" and \"..\"", ErrInvalidName, what, name, NameBytesMax)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]

@@ -95,7 +95,8 @@ func (sh *shard) compactValues() (shardlog.CompactionStats, int64, error) {
 		return shardlog.CompactionStats{}, 0, err
 	}
 	sh.compactMu.Lock()
-	sh.writeMu.Lock() // a write the index names is appended before its writer lets go
+	sh.writeMu.Lock()
+	//lint:ignore SA2001 a barrier: a write the index names is appended before its writer lets go
 	sh.writeMu.Unlock()
 	st, err := p.Commit()
 	sh.compactMu.Unlock()

@@ -85,17 +85,17 @@ func (s *Store) ValueCacheStats() ValueCacheStats { return s.values.stats() }
 
 // stripe is one lock's share of the cache. See valueCache.
 type stripe struct {
-	mu       sync.Mutex
-	ring     []byte
-	table    []uint64 // position + 1 of an entry; 0: empty
-	head     uint64   // absolute position of the oldest byte still held
-	tail     uint64   // absolute position the next entry is written at
-	ringMax  int
-	hits     int64
-	misses   int64
-	inserts  int64
-	grows    int64
-	_padding [64]byte // stripes are written by every loop: keep them apart
+	mu      sync.Mutex
+	ring    []byte
+	table   []uint64 // position + 1 of an entry; 0: empty
+	head    uint64   // absolute position of the oldest byte still held
+	tail    uint64   // absolute position the next entry is written at
+	ringMax int
+	hits    int64
+	misses  int64
+	inserts int64
+	grows   int64
+	_       [64]byte // stripes are written by every loop: keep them apart
 }
 
 // newValueCache makes a cache of about budget bytes, or returns nil (no

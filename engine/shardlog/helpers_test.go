@@ -2,7 +2,6 @@ package shardlog
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -137,5 +136,3 @@ func (f *countingFile) WriteAtSync(p []byte, off int64) (int, error) {
 	f.bump()
 	return f.File.WriteAtSync(p, off)
 }
-
-func isCorrupt(err error) bool { return errors.Is(err, segment.ErrCorrupt) }

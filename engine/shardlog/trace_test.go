@@ -130,16 +130,3 @@ func (t *traceFile) Preallocate(off, n int64) error {
 	}
 	return err
 }
-
-// firstAfter returns the file name of the first op with suffix after
-// mutation n, or "".
-func (f *traceFS) firstAfter(n int, op, suffix string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, s := range f.steps {
-		if s.n > n && s.op == op && filepath.Ext(s.name) == suffix {
-			return s.name
-		}
-	}
-	return ""
-}

@@ -83,8 +83,3 @@ func endFrame(dst []byte, start int) []byte {
 	binary.LittleEndian.PutUint32(dst[start:], uint32(n))
 	return dst
 }
-
-// setFlags rewrites the flags of the frame that starts at start.
-func setFlags(dst []byte, start int, flags Flags) {
-	binary.LittleEndian.PutUint16(dst[start+6:], uint16(flags))
-}
