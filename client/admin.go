@@ -54,10 +54,14 @@ type Retention struct {
 }
 
 // StreamConfig is a stream's settings. Zero fields take the broker's
-// defaults. Delivery and Kind are stored and reported but not enforced.
+// defaults, and the zero value is the safe choice: a durable stream.
+// Delivery and Kind are stored and reported but not enforced.
 type StreamConfig struct {
-	Shards            int
-	Durable           bool
+	Shards int
+	// InMemory keeps the stream in a bounded in-memory log of the broker:
+	// its records are gone after a restart. The default (false) keeps them
+	// on the broker's disk, which a broker without a data directory refuses.
+	InMemory          bool
 	Consistency       Consistency
 	ReplicationFactor int
 	Retention         Retention
@@ -92,7 +96,7 @@ func (cfg StreamConfig) wire() (wire.StreamConfig, error) {
 			Message: "shards and replication factor must be between 0 and 2^32-1", Local: true}
 	}
 	return wire.StreamConfig{
-		Shards: uint32(cfg.Shards), Durable: cfg.Durable,
+		Shards: uint32(cfg.Shards), Durable: !cfg.InMemory,
 		Consistency:       wire.Consistency(cfg.Consistency),
 		ReplicationFactor: uint32(cfg.ReplicationFactor),
 		Retention: wire.Retention{MaxAgeSeconds: ceilSeconds(cfg.Retention.MaxAge),
@@ -111,7 +115,7 @@ func ceilSeconds(d time.Duration) uint64 {
 
 func configFrom(w wire.StreamConfig) StreamConfig {
 	return StreamConfig{
-		Shards: int(w.Shards), Durable: w.Durable, Consistency: Consistency(w.Consistency),
+		Shards: int(w.Shards), InMemory: !w.Durable, Consistency: Consistency(w.Consistency),
 		ReplicationFactor: int(w.ReplicationFactor),
 		Retention: Retention{MaxAge: time.Duration(min(w.Retention.MaxAgeSeconds, math.MaxInt64/uint64(time.Second))) * time.Second,
 			MaxBytes: w.Retention.MaxSizeBytes},

@@ -57,7 +57,7 @@ func adminBroker(t *testing.T) *fakeBroker {
 func TestStreamAdministrationRoundTrips(t *testing.T) {
 	c := dialFake(t, adminBroker(t))
 	ctx := testCtx(t)
-	cfg := StreamConfig{Shards: 4, Durable: true, Consistency: ConsistencyQuorum, ReplicationFactor: 3,
+	cfg := StreamConfig{Shards: 4, Consistency: ConsistencyQuorum, ReplicationFactor: 3,
 		Retention: Retention{MaxAge: 90 * time.Minute, MaxBytes: 1 << 30},
 		Fsync:     Fsync{Kind: FsyncPeriodic, Interval: 250 * time.Millisecond},
 		Delivery:  DeliveryAtLeastOnce, Kind: KindQueue}

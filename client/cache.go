@@ -49,14 +49,16 @@ func (c *Client) Cache(tenant, namespace, name string) *Cache {
 func (ca *Cache) Name() CacheName { return ca.name }
 
 // CacheConfig is a cache's settings; zero fields take the broker's
-// defaults (one shard, replication factor 1, the broker's FsyncMode).
+// defaults (one shard, replication factor 1, the broker's FsyncMode), and
+// the zero value is the safe choice: a durable cache.
 type CacheConfig struct {
 	Shards            int
 	ReplicationFactor int
-	// Durable keeps the cache's log on the broker's disk, so its values
-	// survive a restart; a cache that is not durable lives in the broker's
-	// memory. Counters need a durable cache.
-	Durable bool
+	// InMemory keeps the cache in the broker's memory only: its values are
+	// gone after a restart, and it has no counters. The default (false)
+	// keeps its log on the broker's disk, so its values survive a restart;
+	// a broker without a data directory refuses that.
+	InMemory bool
 	// Fsync is a durable cache's FsyncMode (FsyncNone, FsyncPeriodic with
 	// its interval, FsyncOnCommit); zero takes the broker's default.
 	Fsync Fsync
@@ -67,7 +69,7 @@ func (cfg CacheConfig) wire() (wire.CacheConfig, error) {
 		return wire.CacheConfig{}, &ServerError{Code: wire.CodeInvalidArgument, Name: wire.CodeInvalidArgument.String(),
 			Message: "shards and replication factor must be between 0 and 2^32-1", Local: true}
 	}
-	return wire.CacheConfig{Shards: uint32(cfg.Shards), ReplicationFactor: uint32(cfg.ReplicationFactor), Durable: cfg.Durable,
+	return wire.CacheConfig{Shards: uint32(cfg.Shards), ReplicationFactor: uint32(cfg.ReplicationFactor), Durable: !cfg.InMemory,
 		Fsync: wire.FsyncMode{Kind: wire.FsyncKind(cfg.Fsync.Kind), IntervalMillis: uint32(min(cfg.Fsync.Interval.Milliseconds(), math.MaxUint32))}}, nil
 }
 

@@ -101,7 +101,7 @@ func TestCacheCallsDecodeEveryAnswer(t *testing.T) {
 	if v, err := c.Counter("acme", "prod", "c", "n").Get(ctx); err != nil || v.Exists {
 		t.Fatalf("never written: %+v %v", v, err)
 	}
-	if err := ca.Create(ctx, CacheConfig{Shards: 2, Durable: true, Fsync: Fsync{Kind: FsyncOnCommit}}); err != nil {
+	if err := ca.Create(ctx, CacheConfig{Shards: 2, Fsync: Fsync{Kind: FsyncOnCommit}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ca.Drop(ctx); err != nil {

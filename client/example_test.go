@@ -48,7 +48,7 @@ func ExampleClient_Publish() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CreateStream(ctx, orders, client.StreamConfig{Shards: 4, Durable: true}); err != nil {
+	if _, err := c.CreateStream(ctx, orders, client.StreamConfig{Shards: 4}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -83,7 +83,7 @@ func ExampleClient_PublishAsync() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CreateStream(ctx, orders, client.StreamConfig{Shards: 1, Durable: true}); err != nil {
+	if _, err := c.CreateStream(ctx, orders, client.StreamConfig{Shards: 1}); err != nil {
 		log.Fatal(err)
 	}
 	var futures []*client.PublishFuture
@@ -109,7 +109,7 @@ func ExampleClient_Subscribe() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CreateStream(ctx, orders, client.StreamConfig{Shards: 1, Durable: true}); err != nil {
+	if _, err := c.CreateStream(ctx, orders, client.StreamConfig{Shards: 1}); err != nil {
 		log.Fatal(err)
 	}
 	sub, err := c.Subscribe(ctx, orders, 0, client.SubscribeOptions{Start: client.FromLatest()})
@@ -152,7 +152,7 @@ func ExampleFromOffset() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CreateStream(ctx, orders, client.StreamConfig{Shards: 1, Durable: true}); err != nil {
+	if _, err := c.CreateStream(ctx, orders, client.StreamConfig{Shards: 1}); err != nil {
 		log.Fatal(err)
 	}
 	for i := range 5 {

@@ -33,7 +33,7 @@ func BenchmarkPublishBatchThroughput1KiB(b *testing.B) {
 	br := newBroker(b)
 	c := br.dial(b, client.WithPingInterval(0))
 	ctx := testCtx(b)
-	s := createStream(b, c, client.StreamConfig{Shards: 1, Durable: false})
+	s := createStream(b, c, client.StreamConfig{Shards: 1, InMemory: true})
 	recs := make([]client.Record, batchRecords)
 	for i := range recs {
 		recs[i] = client.Record{Value: make([]byte, recordBytes)}
@@ -74,7 +74,7 @@ func BenchmarkPublishAckLatency1KiB(b *testing.B) {
 	br := newBroker(b)
 	c := br.dial(b, client.WithPingInterval(0))
 	ctx := testCtx(b)
-	s := createStream(b, c, client.StreamConfig{Shards: 1, Durable: false})
+	s := createStream(b, c, client.StreamConfig{Shards: 1, InMemory: true})
 	value := make([]byte, recordBytes)
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()

@@ -71,7 +71,7 @@ var wireKVModel = porcupine.Model{
 // the worker's (a write of the shard in flight) are exercised.
 func TestGetPutDeleteOverTheWireAreLinearizable(t *testing.T) {
 	b := startCacheBroker(t, nil)
-	newCache(t, b.client(), "lin", client.CacheConfig{Durable: true, Shards: 2})
+	newCache(t, b.client(), "lin", client.CacheConfig{Shards: 2})
 	const clients, opsEach = 8, 150
 	keys := []string{"a", "b", "c", "d"}
 	began := time.Now()

@@ -12,7 +12,7 @@ func TestACacheThroughTheClientAnswersEveryOperation(t *testing.T) {
 	b := startCacheBroker(t, nil)
 	c := b.client()
 	ctx := testCtx(t)
-	ca := newCache(t, c, "sessions", client.CacheConfig{Shards: 2, Durable: true})
+	ca := newCache(t, c, "sessions", client.CacheConfig{Shards: 2})
 	if err := ca.Create(ctx, client.CacheConfig{}); !errors.Is(err, client.ErrAlreadyExists) {
 		t.Fatalf("creating it again: %v", err)
 	}
@@ -66,7 +66,7 @@ func TestACacheThroughTheClientAnswersEveryOperation(t *testing.T) {
 func TestTTLThroughTheClientFollowsTheBrokersClock(t *testing.T) {
 	b := startCacheBroker(t, nil)
 	ctx := testCtx(t)
-	ca := newCache(t, b.client(), "ttl", client.CacheConfig{Durable: true})
+	ca := newCache(t, b.client(), "ttl", client.CacheConfig{})
 	start := b.clock.Now()
 	w, err := ca.Put(ctx, []byte("k"), []byte("v"), client.WithTTL(2*time.Second))
 	if err != nil || !w.ExpiresAt.Equal(start.Add(2*time.Second)) {
@@ -98,7 +98,7 @@ func TestTTLThroughTheClientFollowsTheBrokersClock(t *testing.T) {
 func TestACacheValueSurvivesABrokerRestartThroughTheClient(t *testing.T) {
 	b := startCacheBroker(t, nil)
 	ctx := testCtx(t)
-	ca := newCache(t, b.client(), "durable", client.CacheConfig{Shards: 3, Durable: true})
+	ca := newCache(t, b.client(), "durable", client.CacheConfig{Shards: 3})
 	written := map[string]int64{}
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
 		w, err := ca.Put(ctx, []byte(k), []byte("value of "+k))
@@ -130,7 +130,7 @@ func TestCountersThroughTheClient(t *testing.T) {
 	b := startCacheBroker(t, nil)
 	ctx := testCtx(t)
 	c := b.client()
-	newCache(t, c, "counts", client.CacheConfig{Durable: true})
+	newCache(t, c, "counts", client.CacheConfig{})
 	hits := c.Counter("acme", "prod", "counts", "hits")
 	if v, err := hits.Get(ctx); err != nil || v.Exists || v.Sum != 0 {
 		t.Fatalf("never written: %+v %v", v, err)
@@ -153,7 +153,7 @@ func TestCountersThroughTheClient(t *testing.T) {
 	if v, err := hits.Add(ctx, 2); err != nil || v.Sum != 42 {
 		t.Fatalf("an add after a restart: %+v %v", v, err)
 	}
-	mem := newCache(t, b.client(), "mem", client.CacheConfig{})
+	mem := newCache(t, b.client(), "mem", client.CacheConfig{InMemory: true})
 	if _, err := mem.Counter("k").Add(ctx, 1); !errors.Is(err, client.ErrInvalidArgument) {
 		t.Fatalf("a counter of a cache kept in memory: %v", err)
 	}

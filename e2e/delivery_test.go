@@ -20,7 +20,7 @@ func TestAResumedSubscriptionIsGaplessUnderConcurrentPublishes(t *testing.T) {
 	b := newBroker(t)
 	pub, sub := b.dial(t), b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, pub, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(t, pub, client.StreamConfig{Shards: 1})
 	const total, chunk = 3000, 250
 	published := make(chan error, 1)
 	go func() {
@@ -95,7 +95,7 @@ func TestASlowSubscriberIsDroppedWhileThePublisherKeepsItsRate(t *testing.T) {
 	b := slowSubscriberBroker(t)
 	c := b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, c, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: 1})
 	const total = 8192
 	alone := publishKiB(t, c, s, total) // the rate with no subscriber
 	sb, err := c.Subscribe(ctx, s, 0, client.SubscribeOptions{QueueCapacity: 16, Overflow: client.Disconnect, Buffer: 16})
@@ -142,7 +142,7 @@ func TestADropIsVisibleAsAnOffsetGap(t *testing.T) {
 	b := slowSubscriberBroker(t)
 	pub := b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, pub, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(t, pub, client.StreamConfig{Shards: 1})
 	sb, err := pub.Subscribe(ctx, s, 0, client.SubscribeOptions{QueueCapacity: 16, Overflow: client.DropNew, Buffer: 16})
 	if err != nil {
 		t.Fatal(err)

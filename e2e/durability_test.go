@@ -17,7 +17,7 @@ func TestAcknowledgedRecordsSurviveABrokerRestart(t *testing.T) {
 			b := newBroker(t)
 			c := b.dial(t)
 			ctx := testCtx(t)
-			s := createStream(t, c, client.StreamConfig{Shards: shards, Durable: true, Fsync: client.Fsync{Kind: fsync}})
+			s := createStream(t, c, client.StreamConfig{Shards: shards, Fsync: client.Fsync{Kind: fsync}})
 			type landed struct {
 				pos   client.Position
 				value string
@@ -64,7 +64,7 @@ func TestAnOnCommitAcknowledgementSurvivesACrash(t *testing.T) {
 	b := startBroker(t, mem, "/data")
 	c := b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, c, client.StreamConfig{Shards: 1, Durable: true, Fsync: client.Fsync{Kind: client.FsyncOnCommit}})
+	s := createStream(t, c, client.StreamConfig{Shards: 1, Fsync: client.Fsync{Kind: client.FsyncOnCommit}})
 	const n = 100
 	for i := range n {
 		if _, err := c.Publish(ctx, s, fmt.Appendf(nil, "r%d", i)); err != nil {
@@ -86,5 +86,41 @@ func TestAnOnCommitAcknowledgementSurvivesACrash(t *testing.T) {
 		if err != nil || ev.Offset != uint64(i) || string(ev.Value) != fmt.Sprintf("r%d", i) {
 			t.Fatalf("after the crash, offset %d: %d %q %v", i, ev.Offset, ev.Value, err)
 		}
+	}
+}
+
+// The zero value of a config a user fills in is the safe choice: a stream
+// created with nothing but a shard count keeps what it acknowledged across
+// a restart.
+func TestAZeroConfigStreamIsDurable(t *testing.T) {
+	mem := vfs.NewMem()
+	b := startBroker(t, mem, "/data")
+	c := b.dial(t)
+	ctx := testCtx(t)
+	s := createStream(t, c, client.StreamConfig{Shards: 3})
+	if _, err := c.Publish(ctx, s, []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	b.stop()
+	after := startBroker(t, mem, "/data")
+	info, err := after.dial(t).DescribeStream(ctx, s)
+	if err != nil || info.Config.InMemory || len(info.Shards) != 3 || info.Shards[0].NextOffset != 1 {
+		t.Fatalf("the stream after a restart: %+v %v", info, err)
+	}
+}
+
+// And a cache created with nothing but a shard count.
+func TestAZeroConfigCacheIsDurable(t *testing.T) {
+	b := startCacheBroker(t, nil)
+	ctx := testCtx(t)
+	ca := newCache(t, b.client(), "zero", client.CacheConfig{Shards: 2})
+	if _, err := ca.Put(ctx, []byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	b.restart()
+	n := ca.Name()
+	if it, err := b.client().Cache(n.Tenant, n.Namespace, n.Name).Get(ctx, []byte("k")); err != nil || string(it.Value) != "v" {
+		t.Fatalf("the cache after a restart: %+v %v", it, err)
 	}
 }

@@ -29,7 +29,7 @@ func newGroupFixture(t *testing.T, gopts group.Options) *groupFixture {
 	gopts.Clock = clk
 	b := startQueueBroker(t, engine.Options{}, gopts)
 	c := b.dial(t)
-	return &groupFixture{b: b, clk: clk, c: c, stream: createStream(t, c, client.StreamConfig{Shards: 1, Durable: true})}
+	return &groupFixture{b: b, clk: clk, c: c, stream: createStream(t, c, client.StreamConfig{Shards: 1})}
 }
 
 // publish appends n records, "r0", "r1", ..., and returns nothing until
@@ -331,7 +331,7 @@ func TestAWaitingPollEndsWhenTheShardMoves(t *testing.T) {
 	clk, owner := newFakeClock(), &switchOwner{}
 	b := startQueueBroker(t, engine.Options{Owner: owner}, group.Options{Clock: clk, OwnershipRecheck: time.Second})
 	c := b.dial(t)
-	s := createStream(t, c, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: 1})
 	g := c.Group(s, 0, "g")
 	done := make(chan error, 1)
 	go func() {
@@ -360,7 +360,7 @@ func TestDescribeReportsRetentionSkipsOverTheWire(t *testing.T) {
 	b := startQueueBroker(t, engine.Options{SegmentBytes: 4 << 10, Retention: shardlog.Retention{MaxBytes: 8 << 10}},
 		group.Options{Clock: clk})
 	c := b.dial(t)
-	s := createStream(t, c, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: 1})
 	g := c.Group(s, 0, "slow")
 	if got := poll(t, g, 1); len(got) != 0 { // creates the group at offset 0
 		t.Fatalf("an empty stream handed out %v", offsetsOf(got))

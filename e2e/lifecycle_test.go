@@ -15,7 +15,7 @@ func TestTheEndOfASubscriptionReachesTheClientTyped(t *testing.T) {
 	b := newBroker(t)
 	c := b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, c, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: 1})
 	deleted, err := c.Subscribe(ctx, s, 0, client.SubscribeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func TestTheEndOfASubscriptionReachesTheClientTyped(t *testing.T) {
 	if _, err := deleted.Next(ctx); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("subscription to a deleted stream ended with %v, want not_found", err)
 	}
-	s = createStream(t, c, client.StreamConfig{Shards: 1, Durable: true})
+	s = createStream(t, c, client.StreamConfig{Shards: 1})
 	if _, err := c.Publish(ctx, s, []byte("one")); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestTheBrokersRefusalsMapToSentinels(t *testing.T) {
 	if _, err := c.Publish(ctx, missing, []byte("v")); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("publish to a missing stream: %v", err)
 	}
-	s := createStream(t, c, client.StreamConfig{Shards: 2, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: 2})
 	if _, err := c.CreateStream(ctx, s, client.StreamConfig{}); !errors.Is(err, client.ErrAlreadyExists) {
 		t.Fatalf("creating it twice: %v", err)
 	}

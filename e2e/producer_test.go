@@ -57,7 +57,7 @@ func TestAReSentBatchLandsOnceOverTheWire(t *testing.T) {
 	drop := newAckDropper()
 	c := b.dial(t, drop.option(), patientRetries)
 	watcher := b.dial(t)
-	s := createStream(t, c, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: 1})
 	p := c.Producer(s)
 	if _, err := p.PublishBatch(testCtx(t), 0, batchOf("first", 2)); err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestABatchInFlightAcrossARestartIsAnUnknownOutcome(t *testing.T) {
 	drop := newAckDropper()
 	c := b.dial(t, drop.option(), patientRetries)
 	watcher := b.dial(t)
-	s := createStream(t, c, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: 1})
 	p := c.Producer(s)
 	first, err := p.PublishBatch(testCtx(t), 0, batchOf("first", 1))
 	if err != nil {
@@ -132,7 +132,7 @@ func TestABatchInFlightAcrossARestartIsAnUnknownOutcome(t *testing.T) {
 func TestAProducerRefusalIsNotAnUnknownOutcome(t *testing.T) {
 	b := startQueueBroker(t, engine.Options{}, group.Options{})
 	c := b.dial(t)
-	s := createStream(t, c, client.StreamConfig{Shards: 2, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: 2})
 	p := c.Producer(s)
 	_, err := p.PublishBatch(testCtx(t), 1, batchOf("unkeyed", 1))
 	if !errors.Is(err, client.ErrInvalidArgument) || errors.Is(err, client.ErrUnknownOutcome) {

@@ -59,7 +59,7 @@ func BenchmarkGroupDrainOverLoopback(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			br := startBenchBroker(b)
 			c := br.dial(b, client.WithPingInterval(0))
-			s := createStream(b, c, client.StreamConfig{Shards: 1, Durable: true})
+			s := createStream(b, c, client.StreamConfig{Shards: 1})
 			publishBench(b, c, s, b.N)
 			gs := make([]*client.Group, consumers)
 			for i := range gs {
@@ -210,7 +210,7 @@ func (d *drainers) consume(b *testing.B, g *client.Group, target int64) {
 func BenchmarkIdempotentPublishOverLoopback(b *testing.B) {
 	br := startBenchBroker(b)
 	c := br.dial(b, client.WithPingInterval(0))
-	s := createStream(b, c, client.StreamConfig{Shards: 1, Durable: true})
+	s := createStream(b, c, client.StreamConfig{Shards: 1})
 	p := c.Producer(s)
 	recs := make([]client.Record, queueBenchBatch)
 	for i := range recs {

@@ -122,7 +122,7 @@ func TestAStoredBytesQuotaRefusesPublishesOverIt(t *testing.T) {
 		c *client.Client
 		s client.Stream
 	}{{acme, sa}, {globex, sg}} {
-		if _, err := p.c.CreateStream(testCtx(t), p.s, client.StreamConfig{Shards: 1, Durable: true}); err != nil {
+		if _, err := p.c.CreateStream(testCtx(t), p.s, client.StreamConfig{Shards: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -17,7 +17,7 @@ func TestKeysSpreadRecordsAcrossShards(t *testing.T) {
 	b := newBroker(t)
 	c := b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, c, client.StreamConfig{Shards: shards, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: shards})
 	perShard := make([]uint64, shards)
 	for i := range 200 {
 		key := fmt.Appendf(nil, "user-%d", i)
@@ -54,7 +54,7 @@ func TestOneKeyAlwaysLandsOnOneShard(t *testing.T) {
 	b := newBroker(t)
 	c := b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, c, client.StreamConfig{Shards: shards, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: shards})
 	key := []byte("user-42")
 	want := uint32(engine.ShardFor(key, shards))
 	sub, err := c.Subscribe(ctx, s, int(want), client.SubscribeOptions{Start: client.FromEarliest()})
@@ -113,7 +113,7 @@ func TestAnUnkeyedPublishStillLandsOnShardZero(t *testing.T) {
 	b := newBroker(t)
 	c := b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, c, client.StreamConfig{Shards: shards, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: shards})
 	pos, err := c.Publish(ctx, s, []byte("no key"))
 	if err != nil || pos != (client.Position{Shard: 0, Offset: 0}) {
 		t.Fatalf("unkeyed publish: %+v %v", pos, err)
@@ -150,7 +150,7 @@ func TestAKeyedPublishNegotiatesTheBinaryFrame(t *testing.T) {
 
 	binaryDial, binaryConn := recordingDialer()
 	withKeyed := b.dial(t, binaryDial)
-	s := createStream(t, withKeyed, client.StreamConfig{Shards: shards, Durable: true})
+	s := createStream(t, withKeyed, client.StreamConfig{Shards: shards})
 	sess, err := withKeyed.Session(ctx)
 	if err != nil || !sess.Features.Has(wire.FeaturePublishKeyed) {
 		t.Fatalf("session features %v (%v), want publish_keyed", sess.Features, err)
@@ -225,7 +225,7 @@ func TestAnUnackedKeyedPublishReachesItsShard(t *testing.T) {
 	b := newBroker(t)
 	c := b.dial(t)
 	ctx := testCtx(t)
-	s := createStream(t, c, client.StreamConfig{Shards: shards, Durable: true})
+	s := createStream(t, c, client.StreamConfig{Shards: shards})
 	for _, key := range [][]byte{[]byte("user-1"), []byte("user-2"), []byte("user-3")} {
 		shard := engine.ShardFor(key, shards)
 		sub, err := c.Subscribe(ctx, s, shard, client.SubscribeOptions{})

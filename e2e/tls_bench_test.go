@@ -32,7 +32,7 @@ func BenchmarkTLSPublishBatchThroughput1KiB(b *testing.B) {
 	br, pool := startTLSBroker(b)
 	plain := br.dial(b, client.WithPingInterval(0))
 	secure := dialTLS(b, br, pool, client.WithPingInterval(0))
-	s := createStream(b, plain, client.StreamConfig{Shards: 1, Durable: false})
+	s := createStream(b, plain, client.StreamConfig{Shards: 1, InMemory: true})
 	recs := make([]client.Record, batchRecords)
 	for i := range recs {
 		recs[i] = client.Record{Value: make([]byte, recordBytes)}
@@ -88,7 +88,7 @@ func BenchmarkTLSPublishAckLatency1KiB(b *testing.B) {
 	br, pool := startTLSBroker(b)
 	plain := br.dial(b, client.WithPingInterval(0))
 	secure := dialTLS(b, br, pool, client.WithPingInterval(0))
-	s := createStream(b, plain, client.StreamConfig{Shards: 1, Durable: false})
+	s := createStream(b, plain, client.StreamConfig{Shards: 1, InMemory: true})
 	value := make([]byte, recordBytes)
 	ctx := testCtx(b)
 	tlsLat, plainLat := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)

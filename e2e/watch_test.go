@@ -27,7 +27,7 @@ func TestAWatchThroughTheClientSeesItsKeyLiveAndEndsWhenTheCacheIsDropped(t *tes
 	b := startCacheBroker(t, nil)
 	c := b.client()
 	ctx := testCtx(t)
-	ca := newCache(t, c, "w", client.CacheConfig{Durable: true})
+	ca := newCache(t, c, "w", client.CacheConfig{})
 	w, err := ca.Watch(ctx, []byte("k"))
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestAWatchThroughTheClientSeesItsKeyLiveAndEndsWhenTheCacheIsDropped(t *tes
 func TestARetainedWatchThroughTheClientSyncsThenGoesLive(t *testing.T) {
 	b := startCacheBroker(t, nil)
 	ctx := testCtx(t)
-	ca := newCache(t, b.client(), "r", client.CacheConfig{Durable: true})
+	ca := newCache(t, b.client(), "r", client.CacheConfig{})
 	ca.Put(ctx, []byte("cfg/a"), []byte("1"))
 	ca.Put(ctx, []byte("cfg/b"), []byte("2"))
 	w, err := ca.WatchRetained(ctx, []byte("cfg/"), client.PrefixOnShard(0))
@@ -102,7 +102,7 @@ func TestARetainedWatchThroughTheClientSyncsThenGoesLive(t *testing.T) {
 func TestAWatchResumedFromACompactedOffsetResetsThroughTheClient(t *testing.T) {
 	b := startCacheBroker(t, func(o *cache.Options, _ *netio.Config) { o.SegmentBytes = 4 << 10 })
 	ctx := testCtx(t)
-	ca := newCache(t, b.client(), "rs", client.CacheConfig{Durable: true})
+	ca := newCache(t, b.client(), "rs", client.CacheConfig{})
 	var last client.Written
 	for i := range 200 {
 		var err error
@@ -145,7 +145,7 @@ func TestALaggedWatchThroughTheClientResumesWithNoGap(t *testing.T) {
 		cfg.OutboundBytesMax = 16 << 10
 	})
 	ctx := testCtx(t)
-	ca := newCache(t, b.client(), "lag", client.CacheConfig{Durable: true})
+	ca := newCache(t, b.client(), "lag", client.CacheConfig{})
 	w, err := ca.Watch(ctx, []byte("k"), client.WatchBuffer(4))
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestALaggedWatchThroughTheClientResumesWithNoGap(t *testing.T) {
 func TestAResumedWatchThroughTheClientIsGaplessUnderConcurrentWrites(t *testing.T) {
 	b := startCacheBroker(t, nil)
 	ctx := testCtx(t)
-	ca := newCache(t, b.client(), "gapless", client.CacheConfig{Durable: true, Shards: 2})
+	ca := newCache(t, b.client(), "gapless", client.CacheConfig{Shards: 2})
 	const writers, each = 4, 100
 	var mu sync.Mutex
 	var written []int64

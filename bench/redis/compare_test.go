@@ -153,7 +153,7 @@ func createCache(t *testing.T, s settings) {
 	}
 	defer c.Close()
 	err = c.Cache(string(benchCache.Tenant), string(benchCache.Namespace), string(benchCache.Cache)).
-		Create(ctx, client.CacheConfig{Shards: s.shards, Durable: true})
+		Create(ctx, client.CacheConfig{Shards: s.shards})
 	if err != nil && !errors.Is(err, client.ErrAlreadyExists) {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func Cache(ctx context.Context, t Target, s Spec, c CacheShape, b *Baselines) ([
 	defer closeAll(clients)
 	name := t.fresh("cache")
 	if err := clients[0].Cache(name.Tenant, name.Namespace, name.Name).Create(ctx,
-		client.CacheConfig{Shards: 1, Durable: true, Fsync: clientFsync(s.Fsync)}); err != nil {
+		client.CacheConfig{Shards: 1, Fsync: clientFsync(s.Fsync)}); err != nil {
 		return nil, fmt.Errorf("felix/bench/workload: creating cache %s: %w", name, err)
 	}
 	defer dropCache(clients[0], name)

@@ -63,7 +63,7 @@ func closeAll(cs []*client.Client) {
 // caller deletes it.
 func (t Target) createStream(ctx context.Context, c *client.Client, kind string, mode shardlog.FsyncMode) (client.Stream, error) {
 	s := t.fresh(kind)
-	cfg := client.StreamConfig{Shards: 1, Durable: true, Fsync: clientFsync(mode)}
+	cfg := client.StreamConfig{Shards: 1, Fsync: clientFsync(mode)}
 	if _, err := c.CreateStream(ctx, s, cfg); err != nil {
 		return s, fmt.Errorf("felix/bench/workload: creating %s: %w", s, err)
 	}

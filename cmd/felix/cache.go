@@ -67,7 +67,7 @@ type cacheCreateCmd struct {
 }
 
 func (c *cacheCreateCmd) Run() error {
-	cfg := client.CacheConfig{Shards: c.Shards, Durable: c.Durable, Fsync: fsyncOf(c.Fsync, c.FsyncInterval)}
+	cfg := client.CacheConfig{Shards: c.Shards, InMemory: !c.Durable, Fsync: fsyncOf(c.Fsync, c.FsyncInterval)}
 	return c.run(func(ctx context.Context, ca *client.Cache) error {
 		if err := ca.Create(ctx, cfg); err != nil {
 			return err

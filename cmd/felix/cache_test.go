@@ -91,7 +91,7 @@ func TestCacheWatchPrintsEachEventOnALine(t *testing.T) {
 	}
 	defer cl.Close()
 	ca := cl.Cache("acme", "prod", "w")
-	if err := ca.Create(ctx, client.CacheConfig{Durable: true}); err != nil {
+	if err := ca.Create(ctx, client.CacheConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	ca.Put(ctx, []byte("cfg/a"), []byte("1"))

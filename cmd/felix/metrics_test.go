@@ -34,7 +34,7 @@ func TestMetricsCountAPublishEndToEnd(t *testing.T) {
 	}
 	defer cl.Close()
 	s := client.Stream{Tenant: "t", Namespace: "n", Name: "s"}
-	if _, err := cl.CreateStream(ctx, s, client.StreamConfig{Durable: true}); err != nil {
+	if _, err := cl.CreateStream(ctx, s, client.StreamConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cl.Publish(ctx, s, []byte("x")); err != nil {

@@ -41,7 +41,7 @@ func TestReloadingTheKeyFilesChangesTheTrustedKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CreateStream(ctx, s, client.StreamConfig{}); err != nil {
+	if _, err := c.CreateStream(ctx, s, client.StreamConfig{InMemory: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dialAs(t, addr, newKey); !errors.Is(err, client.ErrUnauthenticated) {
@@ -120,7 +120,7 @@ func TestReloadingTheCertificateServesTheRenewedOne(t *testing.T) {
 	}
 	defer open.Close()
 	s := client.Stream{Tenant: "acme", Namespace: "n", Name: "s"}
-	if _, err := open.CreateStream(ctx, s, client.StreamConfig{}); err != nil {
+	if _, err := open.CreateStream(ctx, s, client.StreamConfig{InMemory: true}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -142,7 +142,7 @@ func TestServeWithAuthKeysAndTLS(t *testing.T) {
 			t.Fatalf("key %d: %v", i, err)
 		}
 		if i == 0 {
-			if _, err := c.CreateStream(ctx, s, client.StreamConfig{}); err != nil {
+			if _, err := c.CreateStream(ctx, s, client.StreamConfig{InMemory: true}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -115,7 +115,7 @@ func TestServeRunsABrokerWithAdminEndpointsAndStopsCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := client.Stream{Tenant: "t", Namespace: "n", Name: "s"}
-	if _, err := cl.CreateStream(ctx, s, client.StreamConfig{Durable: true}); err != nil {
+	if _, err := cl.CreateStream(ctx, s, client.StreamConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cl.Publish(ctx, s, []byte("x")); err != nil {

@@ -37,7 +37,7 @@ func (c *streamCreateCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	cfg := client.StreamConfig{Shards: c.Shards, Durable: c.Durable, Consistency: client.Consistency(c.Consistency),
+	cfg := client.StreamConfig{Shards: c.Shards, InMemory: !c.Durable, Consistency: client.Consistency(c.Consistency),
 		ReplicationFactor: c.ReplicationFactor, Kind: client.StreamKind(c.Kind), Delivery: client.Delivery(c.Delivery),
 		Retention: client.Retention{MaxAge: c.RetentionMaxAge, MaxBytes: c.RetentionMaxBytes}}
 	switch c.Fsync {
@@ -113,7 +113,7 @@ func (c *streamDeleteCmd) Run() error {
 func printStreamInfo(info client.StreamInfo) {
 	c := info.Config
 	fmt.Printf("stream %s\n  shards %d  durable %v  consistency %s  replication %d  fsync %s  kind %s  delivery %s\n",
-		info.Stream, c.Shards, c.Durable, c.Consistency, c.ReplicationFactor, fsyncString(c.Fsync), c.Kind, c.Delivery)
+		info.Stream, c.Shards, !c.InMemory, c.Consistency, c.ReplicationFactor, fsyncString(c.Fsync), c.Kind, c.Delivery)
 	if c.Retention.MaxAge > 0 || c.Retention.MaxBytes > 0 {
 		fmt.Printf("  retention: max age %s, max bytes %d\n", c.Retention.MaxAge, c.Retention.MaxBytes)
 	}
