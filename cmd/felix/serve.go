@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/felixbroker/felix/datadir"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/engine/group"
@@ -178,6 +179,7 @@ func orZero(s string) string {
 
 // broker is a running broker: the pieces runBroker starts and stops.
 type broker struct {
+	dataLock  *datadir.Lock // held from before recovery until everything is closed
 	driver    ring.Driver
 	engine    *engine.Engine
 	caches    *cache.Store
@@ -223,8 +225,14 @@ func describeData(dir string) string {
 func startBroker(cfg serveConfig) (*broker, error) {
 	b := &broker{metrics: newBrokerMetrics()}
 	var err error
+	if cfg.dataDir != "" {
+		if b.dataLock, err = datadir.Acquire(cfg.dataDir); err != nil {
+			return nil, err
+		}
+	}
 	b.driver, err = ring.Open(ring.Config{Mode: cfg.ioMode, Logger: cfg.logger})
 	if err != nil {
+		b.stop(context.Background())
 		return nil, err
 	}
 	var admin *adminServer
@@ -304,5 +312,6 @@ func (b *broker) stop(ctx context.Context) error {
 	if b.driver != nil {
 		errs = append(errs, b.driver.Close())
 	}
+	errs = append(errs, b.dataLock.Release())
 	return errors.Join(errs...)
 }
