@@ -146,6 +146,9 @@ func (c *Client) Stats() Stats {
 // conn returns a live connection, dialing a new one if the last died. One
 // dial at a time: concurrent callers wait for it.
 func (c *Client) conn(ctx context.Context) (*conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, notSent(err)
+	}
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -163,7 +166,7 @@ func (c *Client) conn(ctx context.Context) (*conn, error) {
 			case <-ch:
 				continue
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, notSent(ctx.Err())
 			}
 		}
 		ch := make(chan struct{})

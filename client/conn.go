@@ -182,7 +182,7 @@ func (c *conn) acquire(ctx context.Context) error {
 	case c.inflight <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return notSent(ctx.Err())
 	case <-c.dead:
 		return c.deathErr()
 	}

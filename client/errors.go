@@ -29,6 +29,11 @@ var (
 	ErrNotDone = errors.New("felix/client: publish not yet complete")
 	// ErrEmptyBatch: PublishBatch of no records.
 	ErrEmptyBatch = errors.New("felix/client: publish of no records")
+	// ErrNotSent: the request was never sent, so nothing of it was applied:
+	// its context ended before its frame was written (the context's error
+	// is wrapped too, for errors.Is), or the client could not reach a
+	// broker. Not Ambiguous; retrying is safe.
+	ErrNotSent = errors.New("felix/client: request not sent")
 	// ErrOptionNotForBatch: WithKey or WithTimestamp passed to a batch
 	// publish; a batch's records carry their own.
 	ErrOptionNotForBatch = errors.New("felix/client: WithKey and WithTimestamp apply to single-record publishes; set them on each Record")
@@ -169,6 +174,21 @@ func localError(err error) error {
 	return se
 }
 
+// notSentError is a request its caller gave up on before its frame was
+// written: it matches ErrNotSent and the cause.
+type notSentError struct{ cause error }
+
+func (e *notSentError) Error() string   { return "felix/client: request not sent: " + e.cause.Error() }
+func (e *notSentError) Unwrap() []error { return []error{ErrNotSent, e.cause} }
+
+// notSent marks err (a context's end) as reached before anything was sent.
+func notSent(err error) error {
+	if err == nil || errors.Is(err, ErrNotSent) {
+		return err
+	}
+	return &notSentError{cause: err}
+}
+
 // Retryable reports whether an operation that failed with err may succeed
 // if tried again: from the code for a *ServerError (wire.Code.Retryable),
 // false for ErrClosed and for a cancelled or expired context, and true for
@@ -189,10 +209,14 @@ func Retryable(err error) bool {
 }
 
 // Ambiguous reports whether a request that failed with err may
-// nevertheless have been applied: from the code for a *ServerError, and
-// true for anything else (a lost connection, an abandoned wait, a close),
-// where the client cannot know.
+// nevertheless have been applied: false for ErrNotSent, from the code for
+// a *ServerError, and true for anything else (a lost connection, a context
+// that ended while the answer was awaited, a close), where the client
+// cannot know.
 func Ambiguous(err error) bool {
+	if errors.Is(err, ErrNotSent) {
+		return false
+	}
 	var se *ServerError
 	if errors.As(err, &se) {
 		return !se.Local && se.Ambiguous()

@@ -49,8 +49,13 @@ func newWriter(nc net.Conn, timeout time.Duration, bufMax int, onError func(erro
 }
 
 // begin locks the writer and returns the buffer to append one frame to. It
-// waits while the buffer is full, within ctx. On error mu is not held.
+// waits while the buffer is full, within ctx; a ctx that is done, or ends
+// while it waits, is an ErrNotSent error: the frame was not written. On
+// error mu is not held.
 func (w *writer) begin(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, notSent(err)
+	}
 	w.mu.Lock()
 	for w.err == nil && len(w.buf) >= w.bufMax {
 		if w.drained == nil {
@@ -61,7 +66,7 @@ func (w *writer) begin(ctx context.Context) ([]byte, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, notSent(ctx.Err())
 		}
 		w.mu.Lock()
 	}
