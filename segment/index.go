@@ -159,6 +159,10 @@ func (ix *Index) GenerationEnd(gen uint32) (end int64, ok bool) {
 	return 0, false
 }
 
+// IndexEntryPos is the byte position of entry i in an index file, for
+// errors that name it.
+func IndexEntryPos(i int) int64 { return indexHeaderSize + int64(i)*indexEntrySize }
+
 // IndexOf builds the index that describes a scanned segment.
 func IndexOf(s *Summary) *Index {
 	return &Index{Base: s.Header.Base, DataEnd: s.End, Next: s.Next, Entries: s.Index}

@@ -86,6 +86,8 @@ func (l *Log) admit(size int, gen uint32) error {
 		switch {
 		case l.poison != nil:
 			return l.poison
+		case l.offline.err.Load() != nil:
+			return l.Offline() // offline.go
 		case l.closing:
 			return ErrClosed
 		case gen < l.lastGen:

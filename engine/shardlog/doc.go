@@ -5,8 +5,10 @@
 // It must never block an appender on a disk (appends queue and are told
 // later; they wait only for buffer room), never acknowledge a record below
 // the durability its FsyncMode promises, never let a record claim a segment
-// file before that file's header and directory entry are durable, and never
-// open a log whose damage it cannot prove was an unfinished write.
+// file before that file's header and directory entry are durable, never
+// open a log whose damage it finds and cannot prove was an unfinished
+// write, and never serve a record past damage found after the open (the
+// log goes offline instead).
 //
 // # Data flow
 //
@@ -99,11 +101,24 @@
 // after it) is cut off, zeroed in place when the file goes on past it. A
 // segment from the recovery point's on may be retired but unsealed: it is
 // scanned the same way, and where it stops short of the next segment's
-// base every later segment is removed. Every segment before the point's is
-// verified in full (or, with TrustIndexes, through its index) and must end
-// exactly where the next begins. Anything else refuses
-// to open with a *segment.CorruptionError naming file, byte and fault.
-// Reopening is idempotent.
+// base every later segment is removed. Those are all that a crash can
+// have left unsynced, and all that recovery reads in full: a restart costs
+// the unsynced tail, not the log. Every segment before the point's was
+// sealed (synced, then its index written) before the point moved past it;
+// it opens on its index, after cheap checks (recover_sealed.go: its size,
+// its header, its records after the last index entry, and that it ends
+// exactly where the next begins), or is verified in full at open when its
+// index is missing or disagrees. Anything else refuses to open with a
+// *segment.CorruptionError naming file, byte and fault. Reopening is
+// idempotent.
+//
+// After Open, a background goroutine verifies each segment opened on its
+// index in full, newest first, paced (Options.VerifyPacer) and stopped by
+// Close (verify.go). Every read checks the checksums of the records it
+// returns, verified or not. Damage found by either, after Open, takes the
+// log offline (offline.go): every later Read and Append fails with
+// ErrOffline and the *segment.CorruptionError, so nothing past the damage
+// is ever served without it; the caller's other logs go on.
 //
 // # Failure
 //
@@ -154,7 +169,10 @@
 // the segment list, and watermark publication, against the background
 // syncer, retention and Truncate. The segment list is copy-on-write behind
 // an atomic pointer; readers take a reference on the segment they read so
-// retention cannot close it under them. Waiter callbacks, Flushers and
+// retention cannot close it under them. The verifier (one goroutine, from
+// Open to Close) takes such a reference too, and reads what a segment
+// claims (file, end, index entries) under wmu, which Truncate holds when
+// it reopens one; it holds no lock while it reads. Waiter callbacks, Flushers and
 // OnVisible run on the committer goroutine (or a FlushHere caller's) with
 // no lock held (a failure found by the background loop tells the waiters
 // from there).

@@ -79,7 +79,9 @@ func TestAFailedPeriodicSyncPoisonsTheLog(t *testing.T) {
 }
 
 // ENOSPC is a clear error; acknowledged records stay readable; once space
-// is back, reopening the log from disk serves appends again.
+// is back, reopening the log from disk serves appends again. The append
+// whose write failed may be in the log (ENOSPC and ErrPoisoned, not
+// ErrNoSpace); the appends refused after it are not (ErrNoSpace).
 func TestNoSpaceIsAClearErrorAndReadsKeepWorking(t *testing.T) {
 	mem := vfs.NewMem()
 	efs := errorfs.Wrap(mem)
@@ -91,8 +93,11 @@ func TestNoSpaceIsAClearErrorAndReadsKeepWorking(t *testing.T) {
 	for i := int64(20); i < 200 && err == nil; i++ {
 		_, err = l.AppendWait([]Entry{{Key: key(i), Value: value(i)}}, 1)
 	}
-	if !errors.Is(err, ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("append on a full disk: %v", err)
+	if !errors.Is(err, ErrPoisoned) || !errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrNoSpace) {
+		t.Fatalf("the append whose write failed on a full disk: %v", err)
+	}
+	if _, err := l.AppendWait([]Entry{{Value: []byte("refused")}}, 1); !errors.Is(err, ErrNoSpace) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("an append after the failure: %v", err)
 	}
 	efs.Clear()
 	end := l.End()
@@ -145,31 +150,54 @@ func TestTruncationAtEveryByteOfTheLastRecordRecoversThePrefix(t *testing.T) {
 	}
 }
 
-// A flipped bit in any record of a cleanly closed log refuses to open, and
-// the error names the file and the byte.
-func TestAFlippedBitInAnyRecordRefusesToOpen(t *testing.T) {
+// A flipped bit in any record of a cleanly closed log is found, and the
+// error names the file and the byte. In the active segment, or among the
+// last records of a sealed one (what Open reads of it), it refuses the
+// open; anywhere else in a sealed segment the background verification
+// finds it and takes the log offline (verify.go).
+func TestAFlippedBitInAnyRecordIsFoundNamingFileAndByte(t *testing.T) {
 	mem := vfs.NewMem()
 	o := testOptions(mem, OnCommit())
 	l := mustOpen(t, o)
 	appendN(t, l, 0, 60)
 	l.Close()
-	names, _ := mem.List(testDir)
-	for _, name := range names {
-		if filepath.Ext(name) != segment.SegmentSuffix {
-			continue
-		}
-		path := filepath.Join(testDir, name)
+	segs := segmentBases(t, mem)
+	offline := 0
+	for i, base := range segs {
+		path := filepath.Join(testDir, segment.SegmentName(base))
 		size, _ := mem.Stat(path)
 		for pos := int64(segment.HeaderSize); pos < size; pos += 7 {
 			img := mem.Crash(vfs.DropUnsynced)
 			flip(t, img, path, pos)
-			_, err := Open(testOptions(img, OnCommit()))
+			opened, err := openFindingDamage(t, img)
+			if opened && i == len(segs)-1 {
+				t.Fatalf("flip at %s:%d in the active segment did not refuse the open", path, pos)
+			}
+			if opened {
+				offline++
+			}
 			var ce *segment.CorruptionError
 			if !errors.As(err, &ce) || ce.File != path || ce.Pos > pos {
-				t.Fatalf("flip at %s:%d: got %v", name, pos, err)
+				t.Fatalf("flip at %s:%d: got %v", path, pos, err)
 			}
 		}
 	}
+	if offline == 0 {
+		t.Fatal("every flip refused the open: the background verification found nothing")
+	}
+}
+
+// openFindingDamage opens the log in fs and returns Open's error or, when
+// it opened, the error its background verification took it offline with
+// (nil if none).
+func openFindingDamage(t *testing.T, fs vfs.FS) (opened bool, err error) {
+	l, err := Open(testOptions(fs, OnCommit()))
+	if err != nil {
+		return false, err
+	}
+	defer l.Close()
+	waitVerified(t, l)
+	return true, l.Offline()
 }
 
 func flip(t *testing.T, fs vfs.FS, path string, pos int64) {

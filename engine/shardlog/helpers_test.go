@@ -13,10 +13,14 @@ import (
 const testDir = "/data/shard"
 
 // testOptions are small enough that a few hundred records roll over several
-// times.
+// times. The background verification is not paced: the process-wide
+// pacer's schedule runs on real time, a synctest bubble's clock does not.
 func testOptions(fs vfs.FS, mode FsyncMode) Options {
-	return Options{FS: fs, Dir: testDir, Fsync: mode, SegmentBytes: 4096, BufferBytes: 2048, IndexIntervalBytes: 256}
+	return Options{FS: fs, Dir: testDir, Fsync: mode, SegmentBytes: 4096, BufferBytes: 2048, IndexIntervalBytes: 256,
+		VerifyPacer: unpaced}
 }
+
+var unpaced = NewPacer(0)
 
 func mustOpen(t testing.TB, o Options) *Log {
 	t.Helper()

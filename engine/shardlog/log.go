@@ -52,6 +52,9 @@ type Log struct {
 
 	compaction compactState
 
+	verify  verifier     // the background verification of sealed segments (verify.go)
+	offline offlineState // the damage that took the log offline, if any (offline.go)
+
 	// syncAhead asks the background loop to sync the active segment:
 	// the committer sends (never blocking) each time syncAheadBytes
 	// were written unsynced. unsynced is the committer's count of bytes
@@ -84,17 +87,20 @@ type RecoveryInfo struct {
 }
 
 // Open opens the log in opts.Dir, creating it when it does not exist, and
-// recovers it: a torn tail is cut off; any other damage refuses to open
-// with a *segment.CorruptionError. Opening a log again after a clean or
-// unclean stop is idempotent. Options it cannot honour (SegmentBytes past
-// SegmentBytesMax) are refused with ErrInvalidOptions before any IO.
+// recovers it: a torn tail is cut off; any other damage it finds refuses
+// to open with a *segment.CorruptionError. Sealed segments open on their
+// index and are verified in the background after Open returns (verify.go):
+// damage found there takes the log offline (offline.go). Opening a log
+// again after a clean or unclean stop is idempotent. Options it cannot
+// honour (SegmentBytes past SegmentBytesMax) are refused with
+// ErrInvalidOptions before any IO.
 func Open(opts Options) (*Log, error) {
 	o := opts.withDefaults()
 	if err := o.check(); err != nil {
 		return nil, err
 	}
 	l := &Log{opts: o, committerDone: make(chan struct{}), stopMaintain: make(chan struct{}), maintainDone: make(chan struct{}),
-		syncAhead: make(chan struct{}, 1)}
+		syncAhead: make(chan struct{}, 1), verify: verifier{stop: make(chan struct{}), done: make(chan struct{})}}
 	l.space.L, l.work.L, l.idle.L = &l.mu, &l.mu, &l.mu
 	began := o.Now()
 	if err := l.recover(); err != nil {
@@ -110,6 +116,8 @@ func Open(opts Options) (*Log, error) {
 	l.prep.init(l)
 	go l.commitLoop()
 	go l.maintainLoop()
+	l.verify.pending.Store(int64(len(l.verify.queue)))
+	go l.verifyLoop()
 	o.Logger.Info("shard log open", "dir", o.Dir, "fsync", o.Fsync.String(), "start", l.start.Load(),
 		"next", l.next, "segments", l.recovery.Segments, "torn_bytes", l.recovery.TornBytes, "took", l.recovery.Took)
 	return l, nil
@@ -128,9 +136,11 @@ func (l *Log) Close() error {
 	l.work.Broadcast()
 	l.space.Broadcast()
 	l.mu.Unlock()
+	close(l.verify.stop)
 	<-l.committerDone
 	close(l.stopMaintain)
 	<-l.maintainDone
+	<-l.verify.done
 	l.prep.stop()
 	var err error
 	if l.poisonErr() == nil {

@@ -117,10 +117,22 @@ type Options struct {
 	// acknowledgement waits for an fdatasync, the zero-fill would double
 	// the disk writes, and the option is ignored.
 	PrepareSegments bool
-	// TrustIndexes skips the full verification of sealed segments at
-	// open when their index file is valid; damage in them is then found
-	// when they are read. Off by default: open verifies every record.
+	// TrustIndexes skips the background verification of the sealed
+	// segments Open took on their index (verify.go): damage in them is
+	// then found only by a read that reaches it, which takes the log
+	// offline all the same. Off by default: every record is verified
+	// once after each Open.
 	TrustIndexes bool
+	// VerifyPacer paces the background verification's reads; logs that
+	// share one are paced together. nil: one pacer shared by the whole
+	// process, at DefaultVerifyBytesPerSecond. NewPacer(0) does not pace.
+	VerifyPacer *Pacer
+	// OnOffline is called once when damage found after Open takes the log
+	// offline (offline.go), with the error every later Read and Append
+	// returns. It runs on the goroutine that found the damage (the
+	// verifier, or a reader inside Read) with no log lock held; it must
+	// not block.
+	OnOffline func(err error)
 
 	Retention Retention
 
@@ -177,6 +189,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.Now == nil {
 		out.Now = time.Now
+	}
+	if out.VerifyPacer == nil {
+		out.VerifyPacer = defaultPacer
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)

@@ -14,12 +14,17 @@ import (
 // the extended slice and the offset after the last record returned. Reading
 // at End returns no records and no error. An offset below Start or past End
 // is an *OffsetError. Records are verified as they are read; damage is a
-// *segment.CorruptionError, never bad data. Walk the result with
+// *segment.CorruptionError, never bad data, and takes the log offline:
+// from then on every Read fails with that error, matching ErrOffline
+// (offline.go), so no reader skips past it. Walk the result with
 // segment.NewIter. Compaction leaves gaps: a read from an offset it removed
 // starts at the next record present, so the first record returned may lie
 // past from, and a gap that runs to End returns no records with next End.
 func (l *Log) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) {
 	for {
+		if e := l.offline.err.Load(); e != nil {
+			return dst, from, e
+		}
 		vis, start := l.visible.Load(), l.start.Load()
 		if err := l.checkRange(from, start, vis); err != nil || from == vis {
 			return dst, from, err
@@ -36,7 +41,7 @@ func (l *Log) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) 
 		s.release(l.opts.FS)
 		after := list.after(s)
 		if err != nil || next > from || after == nil {
-			return out, next, err
+			return out, next, l.takeOffline(err)
 		}
 		from = min(after.base, vis) // from lies in a gap compaction left at the end of s
 	}

@@ -180,7 +180,9 @@ func (l *Log) cutTail(s *seg, end, torn int64) error {
 }
 
 // openSealed opens every segment before the active one, newest first,
-// verifying each and checking that the offsets run on without a gap.
+// checking that the offsets run on without a gap. Each opens on its index
+// when it can (loadSealed) and is then queued for the background
+// verification; one without a usable index is verified here, in full.
 func (l *Log) openSealed(bases []int64) error {
 	list := segList{l.active}
 	next := l.active.base
@@ -210,7 +212,8 @@ func (l *Log) openOneSealed(base, wantNext int64) (*seg, error) {
 		return nil, fmt.Errorf("felix/shardlog: opening %s: %w", s.path, err)
 	}
 	s.file = f
-	if err := l.loadSealed(s); err != nil {
+	indexed, err := l.loadSealed(s)
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -219,26 +222,33 @@ func (l *Log) openOneSealed(base, wantNext int64) (*seg, error) {
 		return nil, err
 	}
 	s.sealed.Store(true)
+	if indexed && !l.opts.TrustIndexes {
+		l.verify.queue = append(l.verify.queue, s)
+	}
 	l.recovery.Segments++
 	l.recovery.Records += s.fillNext - s.base
 	return s, nil
 }
 
-// loadSealed fills s from its index when the index is valid and trusted,
-// and otherwise from a full scan, rewriting the index.
-func (l *Log) loadSealed(s *seg) error {
-	if l.opts.TrustIndexes {
-		if ix := l.readIndex(s); ix != nil {
+// loadSealed fills s from its index when the index is valid and agrees
+// with the file where that is cheap to see (sealedByIndex), reading O(1)
+// small pieces of the segment: indexed is true, and the background
+// verification will read the rest. Otherwise it scans s in full, verifying
+// every record, and rewrites the index.
+func (l *Log) loadSealed(s *seg) (indexed bool, err error) {
+	if ix := l.readIndex(s); ix != nil {
+		if tail, ok := l.sealedByIndex(s, ix); ok {
 			applyIndex(s, ix)
-			return nil
+			s.maxTs = max(s.maxTs, tail.maxTs)
+			return true, nil
 		}
 	}
 	sum, err := l.scan(s, true, 0)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if sum.Header.Base != s.base {
-		return &segment.CorruptionError{File: s.path, Reason: fmt.Sprintf("header base %d in a file named for %d", sum.Header.Base, s.base)}
+		return false, &segment.CorruptionError{File: s.path, Reason: fmt.Sprintf("header base %d in a file named for %d", sum.Header.Base, s.base)}
 	}
 	applySummary(s, &sum)
 	if ix := l.readIndex(s); ix == nil || !sameIndex(ix, segment.IndexOf(&sum)) {
@@ -247,7 +257,7 @@ func (l *Log) loadSealed(s *seg) error {
 			l.opts.Logger.Warn("could not rewrite a segment index; it will be rebuilt next time", "file", indexPath(s), "err", err)
 		}
 	}
-	return nil
+	return false, nil
 }
 
 func (l *Log) scan(s *seg, sealed bool, tornAfter int64) (segment.Summary, error) {

@@ -24,6 +24,13 @@ type Stats struct {
 	UnsyncedBytes int64
 	Appends, Records, AppendedBytes,
 	Flushes, Syncs, RetainedSegments int64
+	// The background verification of the sealed segments Open took on
+	// their index (verify.go): segments left to verify, segments and bytes
+	// verified, and verifications an IO error cut short.
+	VerifyPendingSegments, VerifiedSegments, VerifiedBytes, VerifyFailures int64
+	// Offline is set once damage found after Open took the log offline
+	// (offline.go): reads and appends fail until it is reopened.
+	Offline bool
 }
 
 // Stats returns a snapshot.
@@ -43,6 +50,9 @@ func (l *Log) Stats() Stats {
 		st.Bytes += s.visibleEnd.Load()
 	}
 	st.UnsyncedBytes = l.unsyncedBytes()
+	st.VerifyPendingSegments, st.VerifiedSegments = l.verify.pending.Load(), l.verify.verified.Load()
+	st.VerifiedBytes, st.VerifyFailures = l.verify.bytes.Load(), l.verify.failures.Load()
+	st.Offline = l.offline.err.Load() != nil
 	return st
 }
 
