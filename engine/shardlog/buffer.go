@@ -40,3 +40,25 @@ func (b *buffer) chunkFor(s *seg, pos int64) *chunk {
 	b.chunks = append(b.chunks, chunk{seg: s, start: len(b.data), end: len(b.data), pos: pos})
 	return &b.chunks[len(b.chunks)-1]
 }
+
+// chunkFirst is the offset of the first record of chunk i (b.next for
+// i == len(b.chunks)). Every chunk after the first starts a segment, at
+// its base.
+func (b *buffer) chunkFirst(i int) int64 {
+	switch {
+	case i == 0:
+		return b.first
+	case i == len(b.chunks):
+		return b.next
+	}
+	return b.chunks[i].seg.base
+}
+
+// chunkStart is where chunk i begins in b.data (len(b.data) for
+// i == len(b.chunks)).
+func (b *buffer) chunkStart(i int) int {
+	if i == len(b.chunks) {
+		return len(b.data)
+	}
+	return b.chunks[i].start
+}

@@ -25,9 +25,9 @@ func (l *Log) commitLoop() {
 // committer, or a FlushHere caller).
 func (l *Log) flush(b *buffer) {
 	began := l.opts.Now()
-	synced, err := l.writeBuffer(b)
+	synced, p, err := l.writeBuffer(b)
 	if err != nil {
-		l.fail(err)
+		l.failFlush(b, p, err)
 		return
 	}
 	l.observeFlush(b, synced, l.opts.Now().Sub(began))
@@ -35,6 +35,17 @@ func (l *Log) flush(b *buffer) {
 	if !synced {
 		l.noteUnsynced(len(b.data))
 	}
+}
+
+// failFlush ends a flush that failed. The chunks it had already written as
+// durably as the FsyncMode acknowledges are published and acknowledged, as
+// a flush of them alone would have been; then the log is poisoned, telling
+// every other waiter whether its bytes may have reached a file.
+func (l *Log) failFlush(b *buffer, p progress, err error) {
+	if p.done > 0 {
+		l.publishChunks(b, p.done, l.opts.Fsync.Kind == FsyncOnCommit)
+	}
+	l.failFrom(err, b.chunkFirst(p.touched))
 }
 
 // takeBuffer waits for records and swaps the buffers. ok is false once the
@@ -64,31 +75,58 @@ func (l *Log) returnBuffer(b *buffer) {
 	l.mu.Unlock()
 }
 
+// progress is how far a flush got before it failed, in chunks of its
+// buffer: the first done were written as durably as the FsyncMode
+// acknowledges (under OnCommit, synced by the seal of the rollover that
+// followed them; under None and Periodic, written); bytes of the first
+// touched may have reached their file; the others were never written.
+type progress struct{ done, touched int }
+
 // writeBuffer writes every chunk of b, rolling to a new segment where a
 // chunk starts one. Under OnCommit the last write is linked to its
 // fdatasync and every earlier chunk was synced by the roll that followed
-// it, so synced reports that all of b is durable.
-func (l *Log) writeBuffer(b *buffer) (synced bool, err error) {
+// it, so synced reports that all of b is durable. On failure p says which
+// chunks were written and which may have been.
+func (l *Log) writeBuffer(b *buffer) (synced bool, p progress, err error) {
 	onCommit := l.opts.Fsync.Kind == FsyncOnCommit
 	for i := range b.chunks {
 		c := &b.chunks[i]
 		if c.seg.file == nil {
-			if err := l.roll(c.seg); err != nil {
-				return false, asFailure("rollover", err)
+			if err := l.retire(); err != nil {
+				return false, p, asFailure("rollover", err)
+			}
+			if onCommit {
+				p.done = i // the seal synced every chunk before this one
+			}
+			if err := l.activate(c.seg); err != nil {
+				return false, p, asFailure("rollover", err)
 			}
 		}
-		data := b.data[c.start:c.end]
-		if onCommit && i == len(b.chunks)-1 {
-			_, err = c.seg.file.WriteAtSync(data, c.pos)
-			l.counters.syncs.Add(1)
-		} else {
-			_, err = c.seg.file.WriteAt(data, c.pos)
+		p.touched = i + 1
+		if err := l.writeChunk(b, c, onCommit && i == len(b.chunks)-1); err != nil {
+			return false, p, err
 		}
-		if err != nil {
-			return false, &failure{op: "write", err: err}
+		if !onCommit {
+			p.done = i + 1
 		}
 	}
-	return onCommit, nil
+	return onCommit, p, nil
+}
+
+// writeChunk writes one chunk of b into its segment, linked to an
+// fdatasync when sync is set.
+func (l *Log) writeChunk(b *buffer, c *chunk, sync bool) (err error) {
+	data := b.data[c.start:c.end]
+	if sync {
+		_, err = c.seg.file.WriteAtSync(data, c.pos)
+		l.counters.syncs.Add(1)
+	} else {
+		_, err = c.seg.file.WriteAt(data, c.pos)
+	}
+	if err != nil {
+		return &failure{op: "write", err: err}
+	}
+	return nil
 }
 
 // noteUnsynced counts bytes written without a sync and, every
@@ -119,43 +157,60 @@ func (l *Log) syncAheadBytes() int64 { return max(l.opts.SegmentBytes/8, syncAhe
 // syncAheadMin keeps small test segments from syncing on every flush.
 const syncAheadMin = 1 << 20
 
-func asFailure(op string, err error) error {
-	if _, ok := err.(*failure); ok {
-		return err
+func asFailure(op string, err error) *failure {
+	if f, ok := err.(*failure); ok {
+		return f
 	}
 	return &failure{op: op, err: err}
 }
 
 // publish makes b's records visible and acknowledges their waiters.
-func (l *Log) publish(b *buffer, synced bool) {
+func (l *Log) publish(b *buffer, synced bool) { l.publishChunks(b, len(b.chunks), synced) }
+
+// publishChunks makes the records of b's first n chunks visible and
+// acknowledges their waiters.
+func (l *Log) publishChunks(b *buffer, n int, synced bool) {
+	next := b.chunkFirst(n)
 	l.wmu.Lock()
-	for i := range b.chunks {
+	for i := range b.chunks[:n] {
 		c := &b.chunks[i]
 		c.seg.visibleEnd.Store(c.pos + int64(c.end-c.start))
 	}
-	l.written.Store(b.next)
+	l.written.Store(next)
 	if synced {
-		l.durable.Store(b.next)
-		last := b.chunks[len(b.chunks)-1].seg
+		l.durable.Store(next)
+		last := b.chunks[n-1].seg
 		l.durablePoint = point{base: last.base, pos: last.visibleEnd.Load()}
 	}
-	l.visible.Store(b.next)
+	l.visible.Store(next)
 	l.wmu.Unlock()
 	if l.opts.OnVisible != nil {
-		l.opts.OnVisible(b.first, b.next, b.data)
+		l.opts.OnVisible(b.first, next, b.data[:b.chunkStart(n)])
 	}
 	l.mu.Lock()
-	l.ready = l.waiters.popThrough(b.next, l.ready[:0])
+	l.ready = l.waiters.popThrough(next, l.ready[:0])
 	l.mu.Unlock()
 	l.acks.tell(l.ready, synced)
 }
 
-// fail poisons the log after a failed write or sync: every append not yet
-// acknowledged fails with err, and so does every later one, until the log
-// is reopened from disk. Reads of acknowledged records keep working.
-func (l *Log) fail(err error) {
+// fail poisons the log after a failed write or sync found outside a
+// flush: whatever a flush has taken may have been written, what still
+// waits in the fill buffer was not.
+func (l *Log) fail(err error) { l.failFrom(err, -1) }
+
+// failFrom poisons the log: every append not yet acknowledged fails, and so
+// does every later one, until the log is reopened from disk. An append
+// whose records start below touched may have had bytes reach a file and is
+// told the poison; the others (and every later append) were never written
+// and are told its refusal. touched < 0 means the fill buffer's first
+// offset. Reads of acknowledged records keep working.
+func (l *Log) failFrom(err error, touched int64) {
 	l.mu.Lock()
-	err = l.poisonLocked(err)
+	if touched < 0 {
+		touched = l.fill.first
+	}
+	refusal := l.poisonLocked(err)
+	var poison error = asFailure("write", refusal).mayBeWritten()
 	// Its own slice: fail may run on the maintenance goroutine (a failed
 	// background sync) while the committer tells l.ready. A failure
 	// allocates; nothing else does.
@@ -165,16 +220,23 @@ func (l *Log) fail(err error) {
 	l.mu.Unlock()
 	for i := range ready {
 		p := &ready[i]
-		p.w.Committed(p.first, p.last, err)
+		told := poison
+		if p.first >= touched {
+			told = refusal
+		}
+		p.w.Committed(p.first, p.last, told)
 	}
 }
 
 // poisonLocked makes err the log's poison unless it already has one, and
-// returns the poison. Called with mu held.
+// returns the poison. The poison is a refusal (failure.refusal): what every
+// append after the failure is told, none of its bytes written. Called with
+// mu held.
 func (l *Log) poisonLocked(err error) error {
 	if l.poison == nil {
-		l.poison = err
-		l.opts.Logger.Error("shard log failed; appends refused until it is reopened", "dir", l.opts.Dir, "err", err)
+		f := asFailure("write", err)
+		l.poison = f.refusal()
+		l.opts.Logger.Error("shard log failed; appends refused until it is reopened", "dir", l.opts.Dir, "err", f)
 	}
 	return l.poison
 }

@@ -11,9 +11,13 @@ var (
 	ErrClosed = errors.New("felix/shardlog: log closed")
 	// ErrPoisoned matches the error of every append after a write or sync
 	// failed. The page cache can no longer be trusted; the log must be
-	// closed and opened again from disk.
+	// closed and opened again from disk (Reopen).
 	ErrPoisoned = errors.New("felix/shardlog: log failed and must be reopened")
-	// ErrNoSpace matches a failure for lack of disk space.
+	// ErrNoSpace matches the refusal of an append for lack of disk space
+	// before any byte of it was written: it is not in the log, and may be
+	// sent again once space is freed. An append whose bytes may have
+	// reached a file before the failure matches ErrPoisoned and
+	// syscall.ENOSPC, never ErrNoSpace: it may be in the log.
 	ErrNoSpace = errors.New("felix/shardlog: no space left on the device")
 	// ErrStaleGeneration is an append at a generation below the log's last.
 	ErrStaleGeneration = errors.New("felix/shardlog: generation below the log's last")
@@ -44,26 +48,44 @@ func (e *OffsetError) Error() string {
 // Unwrap makes errors.Is(err, ErrBelowStart) (or ErrPastEnd) true.
 func (e *OffsetError) Unwrap() error { return e.Kind }
 
-// failure wraps an IO error as the log's poison: it matches ErrPoisoned,
-// the IO error itself, and ErrNoSpace when the cause is ENOSPC.
+// failure wraps an IO error as the log's poison: it matches ErrPoisoned
+// and the IO error itself. Its refusal (refused set) is what an append none
+// of whose bytes were written is told, and only a refusal caused by ENOSPC
+// matches ErrNoSpace: so ErrNoSpace always means "not in the log".
 type failure struct {
-	op  string
-	err error
+	op      string
+	err     error
+	refused bool
 }
 
 func (f *failure) Error() string {
+	cause := "failed, log must be reopened"
 	if errors.Is(f.err, syscall.ENOSPC) {
-		return fmt.Sprintf("felix/shardlog: %s: no space left on the device: %v", f.op, f.err)
+		cause = "no space left on the device"
 	}
-	return fmt.Sprintf("felix/shardlog: %s failed, log must be reopened: %v", f.op, f.err)
+	if f.refused {
+		return fmt.Sprintf("felix/shardlog: refused, nothing written: %s: %s: %v", f.op, cause, f.err)
+	}
+	return fmt.Sprintf("felix/shardlog: %s: %s: %v", f.op, cause, f.err)
 }
 
 func (f *failure) Unwrap() []error {
 	errs := []error{ErrPoisoned, f.err}
-	if errors.Is(f.err, syscall.ENOSPC) {
+	if f.refused && errors.Is(f.err, syscall.ENOSPC) {
 		errs = append(errs, ErrNoSpace)
 	}
 	return errs
+}
+
+// refusal is f as told to an append none of whose bytes were written.
+func (f *failure) refusal() *failure {
+	return &failure{op: f.op, err: f.err, refused: true}
+}
+
+// mayBeWritten is f as told to an append whose bytes may have reached a
+// file before the failure.
+func (f *failure) mayBeWritten() *failure {
+	return &failure{op: f.op, err: f.err}
 }
 
 var errStopped = errors.New("felix/shardlog: stopped")

@@ -1,8 +1,10 @@
 package shardlog
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"syscall"
 
 	"github.com/felixbroker/felix/segment"
 	"github.com/felixbroker/felix/segment/vfs"
@@ -11,30 +13,49 @@ import (
 // createSegment makes s's file ready for records, in the order that keeps
 // every crash openable: create (or take the prepared spare), preallocate,
 // write and sync the header, sync the directory. Only after that may a
-// record claim the file.
+// record claim the file. On failure the new file is removed again, so a
+// rollover refused for lack of space gives back what it took.
 func (l *Log) createSegment(s *seg) error {
 	f, fromSpare, err := l.newSegmentFile(s)
 	if err != nil {
 		return err
 	}
-	hdr := segment.AppendHeader(make([]byte, 0, segment.HeaderSize), segment.Header{Base: s.base, Created: l.opts.Now().UnixNano()})
-	if _, err := f.WriteAtSync(hdr, 0); err != nil {
+	if err := l.readySegmentFile(s, f, fromSpare); err != nil {
 		f.Close()
-		return fmt.Errorf("felix/shardlog: writing the header of %s: %w", s.path, err)
-	}
-	if fromSpare {
-		if err := l.opts.FS.Rename(filepath.Join(l.opts.Dir, prepName), s.path); err != nil {
-			f.Close()
-			return fmt.Errorf("felix/shardlog: renaming the prepared segment to %s: %w", s.path, err)
-		}
-	}
-	if err := l.opts.FS.SyncDir(l.opts.Dir); err != nil {
-		f.Close()
-		return fmt.Errorf("felix/shardlog: syncing %s after creating %s: %w", l.opts.Dir, s.path, err)
+		l.removeNewFile(s, fromSpare)
+		return err
 	}
 	s.file = f
 	s.unprepared.Store(l.prepares() && !fromSpare)
 	return nil
+}
+
+// readySegmentFile writes and syncs f's header, puts a spare in place
+// under s's name and syncs the directory.
+func (l *Log) readySegmentFile(s *seg, f vfs.File, fromSpare bool) error {
+	hdr := segment.AppendHeader(make([]byte, 0, segment.HeaderSize), segment.Header{Base: s.base, Created: l.opts.Now().UnixNano()})
+	if _, err := f.WriteAtSync(hdr, 0); err != nil {
+		return fmt.Errorf("felix/shardlog: writing the header of %s: %w", s.path, err)
+	}
+	if fromSpare {
+		if err := l.opts.FS.Rename(filepath.Join(l.opts.Dir, prepName), s.path); err != nil {
+			return fmt.Errorf("felix/shardlog: renaming the prepared segment to %s: %w", s.path, err)
+		}
+	}
+	if err := l.opts.FS.SyncDir(l.opts.Dir); err != nil {
+		return fmt.Errorf("felix/shardlog: syncing %s after creating %s: %w", l.opts.Dir, s.path, err)
+	}
+	return nil
+}
+
+// removeNewFile removes what a failed createSegment left: the new file, or
+// the spare under either name. Nothing in it is a record; recovery would
+// remove it too, but the space is wanted now.
+func (l *Log) removeNewFile(s *seg, fromSpare bool) {
+	if fromSpare {
+		_ = l.opts.FS.Remove(filepath.Join(l.opts.Dir, prepName))
+	}
+	_ = l.opts.FS.Remove(s.path)
 }
 
 // prepares says whether the log zero-fills spares, and so whether
@@ -60,29 +81,39 @@ func (l *Log) newSegmentFile(s *seg) (vfs.File, bool, error) {
 		return nil, false, fmt.Errorf("felix/shardlog: creating %s: %w", s.path, err)
 	}
 	if err := f.Preallocate(0, l.opts.SegmentBytes); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			// Refuse the segment now, before any record is written into
+			// it, rather than fail a write halfway through it.
+			f.Close()
+			_ = l.opts.FS.Remove(s.path)
+			return nil, false, fmt.Errorf("felix/shardlog: reserving %d bytes for %s: %w", l.opts.SegmentBytes, s.path, err)
+		}
 		l.opts.Logger.Debug("preallocation refused", "file", s.path, "err", err)
 	}
 	return f, false, nil
 }
 
-// roll retires the active segment and makes s, whose records the appenders
-// have already placed, the active one. Called by the committer only.
-//
-// Under OnCommit the retired segment is sealed here, before records claim
-// s. Under None and Periodic no acknowledgement waits for a sync, so the
-// retired segment joins the retiring list and the background loop seals it
+// retire is the first half of a rollover, which retires the active segment
+// and makes the next one (whose records the appenders have already placed)
+// active; the committer runs both. Under OnCommit it seals the
+// active segment here, before records claim the next one. Under None and
+// Periodic no acknowledgement waits for a sync, so the retired segment
+// joins the retiring list (activate) and the background loop seals it
 // (retire.go): the committer goes on at the page cache's pace instead of
-// the disk's, and recovery cuts what a crash left unfinished in it.
-func (l *Log) roll(s *seg) error {
+// the disk's, and recovery cuts what a crash left unfinished in it. Here it
+// only keeps that list within retiringMax.
+func (l *Log) retire() error {
+	if l.sealsLater() {
+		return l.sealRetired(retiringMax - 1)
+	}
+	return l.seal(l.active)
+}
+
+// activate is the second half: it creates s's file and makes s the active
+// segment, the old one retired.
+func (l *Log) activate(s *seg) error {
 	old := l.active
 	later := l.sealsLater()
-	if later {
-		if err := l.sealRetired(retiringMax - 1); err != nil {
-			return err
-		}
-	} else if err := l.seal(old); err != nil {
-		return err
-	}
 	if err := l.createSegment(s); err != nil {
 		return err
 	}
