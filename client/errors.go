@@ -68,6 +68,7 @@ var (
 	ErrShuttingDown         = errors.New("felix/client: broker shutting down")
 	ErrStorageFull          = errors.New("felix/client: storage full")
 	ErrStorageFailed        = errors.New("felix/client: storage failed")
+	ErrStorageCorrupt       = errors.New("felix/client: storage corrupt: the shard is offline")
 	ErrCacheWatchLagged     = errors.New("felix/client: cache watch lagged")
 	ErrSubscriberLagged     = errors.New("felix/client: subscriber lagged")
 	ErrProducerUnknown      = errors.New("felix/client: producer unknown")
@@ -102,6 +103,7 @@ var codeSentinels = map[wire.Code]error{
 	wire.CodeShuttingDown:         ErrShuttingDown,
 	wire.CodeStorageFull:          ErrStorageFull,
 	wire.CodeStorageFailed:        ErrStorageFailed,
+	wire.CodeStorageCorrupt:       ErrStorageCorrupt,
 	wire.CodeCacheWatchLagged:     ErrCacheWatchLagged,
 	wire.CodeSubscriberLagged:     ErrSubscriberLagged,
 	wire.CodeProducerUnknown:      ErrProducerUnknown,

@@ -40,6 +40,10 @@
 // with the first missed offset (Disconnect). Offsets travel with the
 // records, so a drop is a visible gap.
 //
+// A shard whose log finds a damaged record after it opened goes offline
+// alone (shard_offline.go): its reads, appends and subscriptions fail with
+// shardlog.ErrOffline naming the file and the byte; the other shards go on.
+//
 // # Hooks for the packages built on it
 //
 // Shard.Changed returns a channel closed at the shard's next visibility

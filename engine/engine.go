@@ -57,8 +57,9 @@ type Engine struct {
 }
 
 // Open opens every stream in the catalog, recovering each durable shard's
-// log; a shard that refuses to open (corruption) fails Open with an error
-// naming it.
+// log; a shard that refuses to open (corruption its recovery found) fails
+// Open with an error naming it. Damage in a sealed segment, which the log
+// finds after it opened, takes only that shard offline (shard_offline.go).
 func Open(opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -218,7 +219,7 @@ func (e *Engine) openStream(info StreamInfo) (*Stream, error) {
 		if info.Config.Durable {
 			sh.dir = shardDir(e.opts.Dir, info.ID, i)
 		}
-		log, err := e.openLog(info, i, sh.onVisible)
+		log, err := e.openLog(info, sh)
 		if err != nil {
 			for _, o := range s.shards {
 				o.stop(ErrClosed)
@@ -231,10 +232,13 @@ func (e *Engine) openStream(info StreamInfo) (*Stream, error) {
 	return s, nil
 }
 
-func (e *Engine) openLog(info StreamInfo, shard int, onVisible func(int64, int64, []byte)) (logStore, error) {
-	cfg := info.Config
+// openLog opens the log of shard sh: records made visible go to
+// sh.onVisible, and damage found after the open takes sh offline
+// (shard_offline.go).
+func (e *Engine) openLog(info StreamInfo, sh *Shard) (logStore, error) {
+	cfg, shard := info.Config, sh.index
 	if !cfg.Durable {
-		return newMemLog(e.opts.MemoryShardBytes, func() int64 { return e.opts.Now().UnixNano() }, onVisible), nil
+		return newMemLog(e.opts.MemoryShardBytes, func() int64 { return e.opts.Now().UnixNano() }, sh.onVisible), nil
 	}
 	if !e.Durable() {
 		return nil, ErrNoStorage
@@ -254,7 +258,7 @@ func (e *Engine) openLog(info StreamInfo, shard int, onVisible func(int64, int64
 		FS: e.opts.FS, Dir: shardDir(e.opts.Dir, info.ID, shard), Fsync: mode,
 		SegmentBytes: e.opts.SegmentBytes, BufferBytes: e.opts.BufferBytes,
 		PrepareSegments: e.opts.PrepareSegments, TrustIndexes: e.opts.TrustIndexes,
-		Retention: ret, OnVisible: onVisible, Observer: e.opts.Observer, Logger: e.opts.Logger.With("stream", info.ID.String(), "shard", shard),
-		Now: e.opts.Now,
+		Retention: ret, OnVisible: sh.onVisible, OnOffline: sh.goOffline, Observer: e.opts.Observer,
+		Logger: e.opts.Logger.With("stream", info.ID.String(), "shard", shard), Now: e.opts.Now,
 	})
 }

@@ -60,8 +60,8 @@ func (sh *Shard) Attach(c io.Closer) error {
 	return nil
 }
 
-// Err is why the shard stopped (ErrClosed, ErrStreamDeleted), nil while it
-// serves.
+// Err is why the shard stopped (ErrClosed, ErrStreamDeleted) or went
+// offline (a damaged record: shard_offline.go), nil while it serves.
 func (sh *Shard) Err() error {
 	sh.subMu.Lock()
 	defer sh.subMu.Unlock()

@@ -79,6 +79,8 @@ func storageError(err error) *wire.Error {
 		return &wire.Error{Code: wire.CodeStorageFull, Message: err.Error()}
 	case errors.Is(err, shardlog.ErrPoisoned):
 		return &wire.Error{Code: wire.CodeStorageFailed, Message: err.Error()}
+	case errors.Is(err, shardlog.ErrOffline):
+		return &wire.Error{Code: wire.CodeStorageCorrupt, Message: err.Error()}
 	case errors.Is(err, shardlog.ErrClosed):
 		return &wire.Error{Code: wire.CodeShuttingDown, Message: err.Error()}
 	}

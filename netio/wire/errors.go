@@ -44,8 +44,9 @@ const (
 	CodeTimeout      Code = 403
 	CodeShuttingDown Code = 404
 
-	CodeStorageFull   Code = 500
-	CodeStorageFailed Code = 501
+	CodeStorageFull    Code = 500
+	CodeStorageFailed  Code = 501
+	CodeStorageCorrupt Code = 502
 
 	CodeCacheWatchLagged Code = 600
 	CodeSubscriberLagged Code = 601
@@ -96,6 +97,7 @@ var codeList = []codeInfo{
 	{CodeShuttingDown, "shutting_down", true, false},                   // refused before any work; try another broker
 	{CodeStorageFull, "storage_full", true, false},                     // refused before any work
 	{CodeStorageFailed, "storage_failed", true, true},                  // a write or sync failed; the record may be on disk
+	{CodeStorageCorrupt, "storage_corrupt", false, false},              // a record on disk is damaged: the shard is offline until repaired; the message names the file and byte
 	{CodeCacheWatchLagged, "cache_watch_lagged", true, false},          // the watch ended; details.first_missed_offset to resume from
 	{CodeSubscriberLagged, "subscriber_lagged", true, false},           // the subscription overflowed (Disconnect); details.first_missed_offset
 	{CodeProducerUnknown, "producer_unknown", false, false},            // this leader knows no such producer: init a new one, report the batch
