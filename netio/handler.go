@@ -3,6 +3,7 @@ package netio
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -77,10 +78,23 @@ func (h *handler) OnTick() (time.Duration, gnet.Action) {
 
 // gnetLogger sends gnet's own logging to the server's slog.Logger; gnet's
 // chatter (loop start and stop) goes to Debug.
-type gnetLogger struct{ l *slog.Logger }
+// Once the server stops, gnet's errors go to Debug too: its reactor reports
+// the accept that fails on the listener shutListener shut.
+type gnetLogger struct {
+	l        *slog.Logger
+	stopping *atomic.Bool
+}
 
 func (g gnetLogger) Debugf(format string, args ...any) { g.l.Debug(fmt.Sprintf(format, args...)) }
 func (g gnetLogger) Infof(format string, args ...any)  { g.l.Debug(fmt.Sprintf(format, args...)) }
 func (g gnetLogger) Warnf(format string, args ...any)  { g.l.Warn(fmt.Sprintf(format, args...)) }
-func (g gnetLogger) Errorf(format string, args ...any) { g.l.Error(fmt.Sprintf(format, args...)) }
-func (g gnetLogger) Fatalf(format string, args ...any) { g.l.Error(fmt.Sprintf(format, args...)) }
+func (g gnetLogger) Errorf(format string, args ...any) { g.errorf(format, args...) }
+func (g gnetLogger) Fatalf(format string, args ...any) { g.errorf(format, args...) }
+
+func (g gnetLogger) errorf(format string, args ...any) {
+	if g.stopping.Load() {
+		g.l.Debug(fmt.Sprintf(format, args...))
+		return
+	}
+	g.l.Error(fmt.Sprintf(format, args...))
+}

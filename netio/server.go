@@ -49,6 +49,7 @@ type Server struct {
 	started bool
 
 	stopping atomic.Bool
+	listener listenerHold // set in OnBoot; shut by Stop
 	clock    atomic.Int64 // unix ns of the last sweep: the connections' coarse clock
 	work     tracker      // publishes awaiting their answer, live deliverers
 
@@ -89,7 +90,7 @@ func (s *Server) Start() error {
 	opts := []gnet.Option{
 		gnet.WithMulticore(s.cfg.Multicore), gnet.WithNumEventLoop(s.cfg.eventLoops()),
 		gnet.WithTicker(true), gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithReuseAddr(true),
-		gnet.WithReadBufferCap(readBufferBytes), gnet.WithLogger(gnetLogger{s.cfg.Logger}),
+		gnet.WithReadBufferCap(readBufferBytes), gnet.WithLogger(gnetLogger{l: s.cfg.Logger, stopping: &s.stopping}),
 	}
 	if s.cfg.sendBufferBytes > 0 {
 		opts = append(opts, gnet.WithSocketSendBuffer(s.cfg.sendBufferBytes))
@@ -115,6 +116,7 @@ func (s *Server) Start() error {
 // boot runs in OnBoot: the listener is bound, so its address is known.
 func (s *Server) boot(eng gnet.Engine) {
 	s.eng = eng
+	s.listener = holdListener(eng)
 	addr, err := boundAddr(eng)
 	if err != nil {
 		s.cfg.Logger.Warn("cannot read the bound address; reporting the configured one", "err", err)
@@ -203,6 +205,14 @@ func (s *Server) shutdownLoops() {
 	if s.tls != nil {
 		s.tls.stop()
 	}
+	defer s.listener.release()
+	if s.listener.shut() {
+		select {
+		case <-s.runDone: // the reactor saw its listener go and stopped gnet
+			return
+		case <-time.After(listenerShutWaitMax):
+		}
+	}
 	// gnet's Stop polls for completion every half second; a context that is
 	// already done makes it only signal, and runDone says when it is over.
 	done, cancel := context.WithCancel(context.Background())
@@ -210,6 +220,10 @@ func (s *Server) shutdownLoops() {
 	_ = s.eng.Stop(done)
 	<-s.runDone
 }
+
+// listenerShutWaitMax bounds the wait for gnet to stop by itself once its
+// listener is shut; past it the engine is told to stop.
+const listenerShutWaitMax = 2 * time.Second
 
 func (s *Server) register(c *conn) {
 	s.mu.Lock()
