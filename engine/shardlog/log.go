@@ -65,6 +65,10 @@ type Log struct {
 	committerDone chan struct{}
 	stopMaintain  chan struct{}
 	maintainDone  chan struct{}
+	// stopped is closed once the first Close or Reopen has stopped every
+	// writer (stopWriting); released makes the release of the files once.
+	stopped  chan struct{}
+	released sync.Once
 }
 
 // Entry is one record to append. Key and Value are copied; the caller may
@@ -100,7 +104,7 @@ func Open(opts Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{opts: o, committerDone: make(chan struct{}), stopMaintain: make(chan struct{}), maintainDone: make(chan struct{}),
-		syncAhead: make(chan struct{}, 1), verify: verifier{stop: make(chan struct{}), done: make(chan struct{})}}
+		stopped: make(chan struct{}), syncAhead: make(chan struct{}, 1), verify: verifier{stop: make(chan struct{}), done: make(chan struct{})}}
 	l.space.L, l.work.L, l.idle.L = &l.mu, &l.mu, &l.mu
 	began := o.Now()
 	if err := l.recover(); err != nil {
@@ -124,14 +128,25 @@ func Open(opts Options) (*Log, error) {
 }
 
 // Close writes and syncs everything appended, then releases the files.
-// Appends after Close fail with ErrClosed.
+// Appends after Close fail with ErrClosed. Closing again, or after Reopen,
+// only releases what is left.
 func (l *Log) Close() error {
+	err := l.stopWriting()
+	l.released.Do(l.releaseAll)
+	return err
+}
+
+// stopWriting writes and syncs everything appended (unless the log failed)
+// and stops every goroutine that writes, leaving the segment files open for
+// reads. The first call does it; later ones wait for it and return nil.
+func (l *Log) stopWriting() error {
 	l.mu.Lock()
 	if l.closing {
 		l.mu.Unlock()
-		<-l.committerDone
+		<-l.stopped
 		return nil
 	}
+	defer close(l.stopped)
 	l.closing = true
 	l.work.Broadcast()
 	l.space.Broadcast()
@@ -151,7 +166,6 @@ func (l *Log) Close() error {
 	if l.point.f != nil {
 		l.point.f.Close()
 	}
-	l.releaseAll()
 	return err
 }
 
