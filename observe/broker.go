@@ -59,6 +59,9 @@ type shardSums struct {
 	shards, durable, segments, subscribers int
 	bytes, unsynced, torn                  int64
 	recovery                               time.Duration
+	// the background verification of sealed segments, and its findings
+	verifyPending, verified, verifyErrors int64
+	offline                               int
 }
 
 func sumShards(e *engine.Engine) shardSums {
@@ -75,6 +78,12 @@ func sumShards(e *engine.Engine) shardSums {
 		s.unsynced += st.Log.UnsyncedBytes
 		s.torn += st.Recovery.TornBytes
 		s.recovery += st.Recovery.Took
+		s.verifyPending += st.Log.VerifyPendingSegments
+		s.verified += st.Log.VerifiedBytes
+		s.verifyErrors += st.Log.VerifyFailures
+		if st.Log.Offline {
+			s.offline++
+		}
 	}
 	return s
 }
@@ -94,6 +103,23 @@ func registerStorage(r *Registry, e *engine.Engine) {
 	g("felix_log_recovery_truncated_bytes",
 		"Bytes of unfinished writes recovery cut from the tails of the open shard logs (never acknowledged records).",
 		func(s shardSums) float64 { return float64(s.torn) })
+	registerVerification(g)
+}
+
+// registerVerification adds the background verification's gauges: what
+// the open shard logs have verified of their sealed segments since they
+// opened, and the shards it (or a read) found damaged.
+func registerVerification(g func(string, string, func(shardSums) float64)) {
+	g("felix_log_verify_pending_segments",
+		"Sealed segments the open shard logs have yet to verify in the background since they opened.",
+		func(s shardSums) float64 { return float64(s.verifyPending) })
+	g("felix_log_verified_bytes", "Bytes of sealed segments the open shard logs verified in the background since they opened.",
+		func(s shardSums) float64 { return float64(s.verified) })
+	g("felix_log_verify_errors", "Background verifications of sealed segments an IO error cut short (not damage: reads there fail the same way).",
+		func(s shardSums) float64 { return float64(s.verifyErrors) })
+	g("felix_log_offline_shards",
+		"Durable shards offline because a record on disk is damaged: their reads and publishes fail with storage_corrupt.",
+		func(s shardSums) float64 { return float64(s.offline) })
 }
 
 func registerNet(r *Registry, m *netio.Metrics) {

@@ -25,6 +25,7 @@ var requiredFamilies = []string{
 	"felix_log_fsyncs_total", "felix_log_fsync_duration_seconds", "felix_log_group_commit_records",
 	"felix_log_unsynced_bytes", "felix_log_segments",
 	"felix_log_recovery_duration_seconds", "felix_log_recovery_truncated_bytes",
+	"felix_log_verify_pending_segments", "felix_log_verified_bytes", "felix_log_offline_shards",
 	"felix_publish_requests_total", "felix_publish_ack_duration_seconds",
 	"felix_subscribers", "felix_subscriber_dropped_records_total",
 	"felix_connections", "felix_outbound_buffered_bytes",
