@@ -1,4 +1,5 @@
-// Package datadir guards a broker's data directory: one process at a time.
+// Package datadir guards a broker's data directory: one process at a time
+// (the lock), and one identity per disk (the disk id).
 //
 // A broker takes the directory's lock before anything reads or writes its
 // files (recovery included) and holds it for the life of the process. A
@@ -12,6 +13,13 @@
 // included; a stale lock file left behind locks nothing. The file's content
 // is the holder's pid, written after the lock is taken, for the error
 // message only: the lock, never the content, decides.
+//
+// The disk id (DiskIDFile) is 128 random bits drawn the first time a
+// directory is opened without one and written durably before it is used.
+// The cluster names a replica by broker and disk id: a wiped or replaced
+// disk has a new id, so it is a new replica that holds nothing, never the
+// old one answering with a log it no longer has. A damaged id file is
+// refused, never redrawn.
 //
 // This package must never remove the lock file (a remover could unlink the
 // file another process has just locked, and a third process would then lock

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/felixbroker/felix/datadir"
 )
 
 // epochFile holds the broker's incarnation count in its data directory.
@@ -43,47 +44,8 @@ func nextEpoch(dataDir string) (uint64, error) {
 		return 0, err
 	}
 	next := last%(1<<32-1) + 1
-	if err := writeFileDurably(path, []byte(strconv.FormatUint(next, 10)+"\n")); err != nil {
+	if err := datadir.WriteFile(path, []byte(strconv.FormatUint(next, 10)+"\n")); err != nil {
 		return 0, err
 	}
 	return next, nil
-}
-
-// writeFileDurably replaces path with b: a temporary file, synced, renamed
-// over, and the directory synced.
-func writeFileDurably(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if runtime.GOOS == "windows" {
-		return nil // directories cannot be synced there; the rename is what it is
-	}
-	dir, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	if err := dir.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }

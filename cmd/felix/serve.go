@@ -180,6 +180,7 @@ func orZero(s string) string {
 // broker is a running broker: the pieces runBroker starts and stops.
 type broker struct {
 	dataLock  *datadir.Lock // held from before recovery until everything is closed
+	diskID    string        // the data directory's identity; "" without one
 	driver    ring.Driver
 	engine    *engine.Engine
 	caches    *cache.Store
@@ -227,6 +228,10 @@ func startBroker(cfg serveConfig) (*broker, error) {
 	var err error
 	if cfg.dataDir != "" {
 		if b.dataLock, err = datadir.Acquire(cfg.dataDir); err != nil {
+			return nil, err
+		}
+		if b.diskID, err = datadir.DiskID(cfg.dataDir); err != nil {
+			b.stop(context.Background())
 			return nil, err
 		}
 	}
@@ -287,7 +292,7 @@ func startBroker(cfg serveConfig) (*broker, error) {
 		admin.register(b)
 		admin.setReady()
 	}
-	cfg.logger.Info("broker ready", "addr", b.server.Addr().String(), "io", string(b.driver.Kind()), "data", describeData(cfg.dataDir))
+	cfg.logger.Info("broker ready", "addr", b.server.Addr().String(), "io", string(b.driver.Kind()), "data", describeData(cfg.dataDir), "disk_id", b.diskID)
 	return b, nil
 }
 
