@@ -44,6 +44,16 @@
 // alone (shard_offline.go): its reads, appends and subscriptions fail with
 // shardlog.ErrOffline naming the file and the byte; the other shards go on.
 //
+// A durable shard whose log failed for lack of space (ENOSPC) reopens it
+// from disk once space is back (disklog.go): the first publish refused
+// with ENOSPC starts a goroutine that tries shardlog.Log.Reopen with
+// backoff (100 ms doubling to 10 s); meanwhile publishes are refused at
+// once (shardlog.ErrNoSpace: nothing written, safe to send again), reads
+// and subscriptions go on, and nobody waits for a disk. Records the reopen
+// recovers past what was acknowledged (appends told their fate was
+// unknown) go to the live subscriptions before anything newer. A log that
+// failed for another cause (EIO) stays failed until a restart.
+//
 // # Hooks for the packages built on it
 //
 // Shard.Changed returns a channel closed at the shard's next visibility
@@ -61,4 +71,6 @@
 // log's OnVisible; Subscription.mu after it. Attachments are closed with
 // no engine lock held. A log's own locks are never held while OnVisible runs, and the
 // engine never calls into a log while holding subMu except End (atomic).
+// A durable shard's reopen takes diskLog.reopenMu, then subMu (to swap the
+// log in), then diskLog.hmu; hmu is never held across IO.
 package engine

@@ -254,11 +254,16 @@ func (e *Engine) openLog(info StreamInfo, sh *Shard) (logStore, error) {
 	if ret.MaxBytes == 0 {
 		ret.MaxBytes = e.opts.Retention.MaxBytes
 	}
-	return shardlog.Open(shardlog.Options{
+	logger := e.opts.Logger.With("stream", info.ID.String(), "shard", shard)
+	l, err := shardlog.Open(shardlog.Options{
 		FS: e.opts.FS, Dir: shardDir(e.opts.Dir, info.ID, shard), Fsync: mode,
 		SegmentBytes: e.opts.SegmentBytes, BufferBytes: e.opts.BufferBytes,
 		PrepareSegments: e.opts.PrepareSegments, TrustIndexes: e.opts.TrustIndexes,
 		Retention: ret, OnVisible: sh.onVisible, OnOffline: sh.goOffline, Observer: e.opts.Observer,
-		Logger: e.opts.Logger.With("stream", info.ID.String(), "shard", shard), Now: e.opts.Now,
+		Logger: logger, Now: e.opts.Now,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return newDiskLog(sh, l, logger), nil // disklog.go: reopened once space is back
 }

@@ -201,8 +201,9 @@ func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter, wakes *Wa
 		return &NotLeaderError{Stream: s.info.ID, Shard: shard, Leader: leader}
 	}
 	log := s.shards[shard].log
-	if l, ok := log.(*shardlog.Log); ok && wakes != nil {
-		if _, err := l.AppendWithoutWake(recs, s.info.Generation, w); err != nil {
+	if d, ok := log.(*diskLog); ok && wakes != nil {
+		l, err := d.appendWithoutWake(recs, s.info.Generation, w)
+		if err != nil {
 			return err
 		}
 		wakes.add(l)

@@ -101,6 +101,11 @@ func (sh *Shard) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, erro
 func (sh *Shard) onVisible(_, _ int64, records []byte) {
 	sh.subMu.Lock()
 	defer sh.subMu.Unlock()
+	sh.visibleLocked(records)
+}
+
+// visibleLocked is onVisible with subMu held.
+func (sh *Shard) visibleLocked(records []byte) {
 	if sh.changed != nil {
 		close(sh.changed)
 		sh.changed = nil

@@ -129,7 +129,7 @@ func checkServes(t *testing.T, s *Stream, sh *Shard, key string) {
 func waitVerified(t *testing.T, sh *Shard) {
 	t.Helper()
 	select {
-	case <-sh.log.(*shardlog.Log).Verified():
+	case <-sh.log.(*diskLog).current().Verified():
 	case <-time.After(20 * time.Second):
 		t.Fatal("the shard's log did not finish verifying")
 	}

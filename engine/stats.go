@@ -39,7 +39,8 @@ func (sh *Shard) stats() ShardStats {
 	sh.subMu.Lock()
 	st.Subscribers = len(sh.subs)
 	sh.subMu.Unlock()
-	if l, ok := sh.log.(*shardlog.Log); ok {
+	if d, ok := sh.log.(*diskLog); ok {
+		l := d.current()
 		st.Durable, st.Log, st.Recovery = true, l.Stats(), l.Recovery()
 	}
 	return st

@@ -1,7 +1,5 @@
 package engine
 
-import "github.com/felixbroker/felix/engine/shardlog"
-
 // TenantBytes is what a tenant's open streams hold: for each shard, the
 // bytes in its log's segments when it is durable, the records it keeps in
 // memory otherwise. It takes the stream table's read lock, then each log's
@@ -28,8 +26,8 @@ func (e *Engine) TenantBytes(tenant string) int64 {
 // storedBytes is the size of the shard's log.
 func (sh *Shard) storedBytes() int64 {
 	switch l := sh.log.(type) {
-	case *shardlog.Log:
-		return l.Stats().Bytes
+	case *diskLog:
+		return l.current().Stats().Bytes
 	case *memLog:
 		return l.heldBytes()
 	}
