@@ -8,6 +8,14 @@
 //
 // The file is {"version": N, "<kind>": [entries...]}, sorted by name.
 // Safe for concurrent use.
+//
+// A full disk never keeps an entry from being deleted: deleting is how an
+// operator frees space, yet writing the new list takes new blocks before
+// the rename gives the old ones back. So beside the file lies a reserve
+// (reserve.go), zeros that only a Delete gives up, to write into when the
+// disk is full; a Create takes it back first and is refused with
+// ErrNoSpace, changing nothing, when it cannot. A failure for lack of
+// space always matches ErrNoSpace and leaves the list as it was.
 package catalog
 
 import (
@@ -17,9 +25,14 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 
 	"github.com/felixbroker/felix/segment/vfs"
 )
+
+// ErrNoSpace matches a Create or Delete refused for lack of disk space:
+// the catalog, on disk and in memory, is as it was.
+var ErrNoSpace = errors.New("felix/catalog: no space left on the device")
 
 // Entry is what a catalog holds: a value that knows its key and its name
 // (the name orders the list).
@@ -59,6 +72,7 @@ func Open[K comparable, E Entry[K]](fs vfs.FS, dir string, format Format) (*File
 	path := filepath.Join(dir, format.File)
 	b, err := vfs.ReadFile(fs, path)
 	if errors.Is(err, vfs.ErrNotExist) {
+		_ = c.takeReserve(0)
 		return c, nil
 	}
 	if err != nil {
@@ -85,6 +99,7 @@ func Open[K comparable, E Entry[K]](fs vfs.FS, dir string, format Format) (*File
 	for _, e := range list {
 		c.entries[e.CatalogKey()] = e
 	}
+	_ = c.takeReserve(len(b)) // best effort: a full disk at start leaves Deletes without it
 	return c, nil
 }
 
@@ -97,7 +112,7 @@ func (c *File[K, E]) Create(e E) error {
 		return c.format.ErrExists
 	}
 	c.entries[k] = e
-	if err := c.save(); err != nil {
+	if err := c.saveCreate(); err != nil {
 		delete(c.entries, k)
 		return err
 	}
@@ -114,7 +129,7 @@ func (c *File[K, E]) Delete(k K) error {
 		return c.format.ErrNotFound
 	}
 	delete(c.entries, k)
-	if err := c.save(); err != nil {
+	if err := c.saveDelete(); err != nil {
 		c.entries[k] = old
 		return err
 	}
@@ -145,22 +160,64 @@ func (c *File[K, E]) sorted() []E {
 	return out
 }
 
-// save writes the whole catalog durably; called with mu held.
-func (c *File[K, E]) save() error {
+// saveCreate writes the catalog with an entry added, once the reserve
+// covers it: the space a Delete may need is never spent on a Create.
+// Called with mu held.
+func (c *File[K, E]) saveCreate() error {
 	if c.fs == nil {
 		return nil
 	}
+	b, err := c.encode()
+	if err != nil {
+		return err
+	}
+	if err := c.takeReserve(len(b)); err != nil {
+		return err
+	}
+	return c.write(b)
+}
+
+// saveDelete writes the catalog with an entry removed, giving up the
+// reserve to do it when the disk is full. Called with mu held.
+func (c *File[K, E]) saveDelete() error {
+	if c.fs == nil {
+		return nil
+	}
+	b, err := c.encode()
+	if err != nil {
+		return err
+	}
+	err = c.write(b)
+	if errors.Is(err, ErrNoSpace) && c.giveUpReserve() {
+		err = c.write(b)
+	}
+	if err == nil {
+		_ = c.takeReserve(len(b)) // best effort: the caller frees space only now
+	}
+	return err
+}
+
+// encode is the whole catalog as its file holds it; called with mu held.
+func (c *File[K, E]) encode() ([]byte, error) {
 	list, err := json.Marshal(c.sorted())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	version, _ := json.Marshal(c.format.Version)
-	b, err := json.MarshalIndent(map[string]json.RawMessage{"version": version, c.format.Field: list}, "", "  ")
-	if err != nil {
-		return err
+	return json.MarshalIndent(map[string]json.RawMessage{"version": version, c.format.Field: list}, "", "  ")
+}
+
+// write replaces the file with b, durably and atomically. A failure for
+// lack of space matches ErrNoSpace and removes the temporary file, so a
+// refused write keeps none of the space it took.
+func (c *File[K, E]) write(b []byte) error {
+	err := vfs.WriteFileAtomic(c.fs, c.dir, c.format.File, b)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ENOSPC):
+		_ = c.fs.Remove(filepath.Join(c.dir, c.format.File+".tmp"))
+		return fmt.Errorf("%w: %w", ErrNoSpace, err)
 	}
-	if err := vfs.WriteFileAtomic(c.fs, c.dir, c.format.File, b); err != nil {
-		return fmt.Errorf("felix/catalog: %w", err)
-	}
-	return nil
+	return fmt.Errorf("felix/catalog: %w", err)
 }
