@@ -128,12 +128,11 @@ func (e *Engine) CreateStream(id StreamID, cfg StreamConfig) (StreamInfo, error)
 	}
 	info := StreamInfo{ID: id, Config: cfg, Generation: 1, Created: e.opts.Now().UTC()}
 	if err := e.opts.Catalog.Create(info); err != nil {
-		return StreamInfo{}, err
+		return StreamInfo{}, noSpace(err)
 	}
 	s, err := e.openStream(info)
 	if err != nil {
-		_ = e.opts.Catalog.Delete(id)
-		return StreamInfo{}, err
+		return StreamInfo{}, e.undoCreate(info, err) // nospace.go
 	}
 	e.streams[id] = s
 	e.opts.Logger.Info("stream created", "stream", id.String(), "shards", cfg.Shards, "durable", cfg.Durable)
@@ -161,6 +160,7 @@ func (e *Engine) DeleteStream(id StreamID) error {
 	}
 	if s.info.Config.Durable {
 		errs = append(errs, vfs.RemoveAll(e.opts.FS, streamDir(e.opts.Dir, id)))
+		e.retakeReserve() // nospace.go
 	}
 	e.opts.Logger.Info("stream deleted", "stream", id.String())
 	return errors.Join(errs...)
