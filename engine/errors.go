@@ -22,8 +22,9 @@ var (
 	ErrLagged           = errors.New("felix/engine: subscriber fell behind and was disconnected")
 	ErrEmptyPublish     = errors.New("felix/engine: publish of no records")
 	ErrWrongShard       = errors.New("felix/engine: a record's key chooses another shard")
-	// ErrNoSpace matches a CreateStream refused for lack of disk space:
-	// nothing of the stream is left, in the catalog or on disk.
+	// ErrNoSpace matches the creation of a stream (or, package cache, of a
+	// cache) refused for lack of disk space: nothing of it is left, in the
+	// catalog or on disk.
 	ErrNoSpace = errors.New("felix/engine: no space left on the device")
 )
 

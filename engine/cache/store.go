@@ -87,8 +87,7 @@ func (s *Store) Create(id ID, cfg Config) (Info, error) {
 	}
 	c, err := s.openCache(info)
 	if err != nil {
-		_ = s.opts.Catalog.Delete(id)
-		return Info{}, err
+		return Info{}, s.undoCreate(info, err) // nospace.go
 	}
 	s.caches[id] = c
 	s.opts.Logger.Info("cache created", "cache", id.String(), "shards", cfg.Shards, "durable", cfg.Durable)
@@ -113,6 +112,7 @@ func (s *Store) Drop(id ID) error {
 	errs := []error{c.stop(ErrCacheDropped)}
 	fs, root := s.fsFor(c.info.Config)
 	errs = append(errs, vfs.RemoveAll(fs, cacheDir(root, id)))
+	s.retakeReserve() // nospace.go
 	s.opts.Logger.Info("cache dropped", "cache", id.String())
 	return errors.Join(errs...)
 }
