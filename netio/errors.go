@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/catalog"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio/wire"
 )
@@ -75,7 +76,10 @@ func engineError(err error) *wire.Error {
 
 func storageError(err error) *wire.Error {
 	switch {
-	case errors.Is(err, shardlog.ErrNoSpace):
+	case errors.Is(err, shardlog.ErrNoSpace), errors.Is(err, engine.ErrNoSpace), errors.Is(err, catalog.ErrNoSpace):
+		// Refused for lack of space before any byte of it was written (a
+		// publish), or leaving nothing (a create): not ambiguous, and it
+		// succeeds once space is freed (the shard reopens by itself).
 		return &wire.Error{Code: wire.CodeStorageFull, Message: err.Error()}
 	case errors.Is(err, shardlog.ErrPoisoned):
 		return &wire.Error{Code: wire.CodeStorageFailed, Message: err.Error()}
