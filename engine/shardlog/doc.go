@@ -76,7 +76,8 @@
 //     next segment (retire.go), and recovery cuts the log where a crash
 //     left a retired segment short (settle.go);
 //  2. take the prepared spare (zero-filled and synced in the background) or
-//     create and preallocate a new file;
+//     create and preallocate a new file (ENOSPC refuses the rollover here,
+//     and the file is removed again);
 //  3. write and fdatasync the header, rename the spare into place, sync the
 //     directory;
 //  4. only then write records into it.
@@ -123,10 +124,23 @@
 // # Failure
 //
 // A failed write or fdatasync poisons the log: every waiting append fails,
-// every later append returns the same error (matching ErrPoisoned, and
-// ErrNoSpace for ENOSPC), and reads of visible records keep working. After a
-// failed fdatasync the page cache cannot be trusted, so only reopening the
-// log from disk clears the poison.
+// every later append is refused (matching ErrPoisoned and the cause), and
+// reads of visible records keep working. After a failed fdatasync the page
+// cache cannot be trusted, so only reopening the log from disk (Reopen)
+// clears the poison.
+//
+// Each append not yet acknowledged is told what became of it, by chunk of
+// the failed flush (commit.go, progress): one whose chunk was written as
+// durably as the mode acknowledges before the failing step (under OnCommit,
+// synced by the seal of the rollover that then failed) is acknowledged; one
+// some of whose bytes may have reached a file fails with the poison (it may
+// be in the log); one none of whose bytes were written fails with the
+// poison's refusal, which alone matches ErrNoSpace when the cause is
+// ENOSPC. So ErrNoSpace always means "not in the log". A rollover reserves
+// the new segment whole (step 2) and a reservation refused for ENOSPC
+// refuses the rollover before any record is written into it, so that on a
+// file system that preallocates a full disk stops the log at a rollover,
+// where nothing is ambiguous.
 //
 // # Compaction
 //
