@@ -66,8 +66,8 @@ var (
 	ErrOverloaded           = errors.New("felix/client: broker overloaded")
 	ErrTimeout              = errors.New("felix/client: broker timed out")
 	ErrShuttingDown         = errors.New("felix/client: broker shutting down")
-	ErrStorageFull          = errors.New("felix/client: storage full")
-	ErrStorageFailed        = errors.New("felix/client: storage failed")
+	ErrStorageFull          = errors.New("felix/client: storage full")   // nothing stored: resend after a backoff, it succeeds once space is freed
+	ErrStorageFailed        = errors.New("felix/client: storage failed") // may be stored: a resend may duplicate it
 	ErrStorageCorrupt       = errors.New("felix/client: storage corrupt: the shard is offline")
 	ErrCacheWatchLagged     = errors.New("felix/client: cache watch lagged")
 	ErrSubscriberLagged     = errors.New("felix/client: subscriber lagged")

@@ -95,8 +95,8 @@ var codeList = []codeInfo{
 	{CodeOverloaded, "overloaded", true, false},                        // refused before any work; details.retry_after_ms
 	{CodeTimeout, "timeout", true, true},                               // gave up waiting; the request may still complete
 	{CodeShuttingDown, "shutting_down", true, false},                   // refused before any work; try another broker
-	{CodeStorageFull, "storage_full", true, false},                     // refused before any work
-	{CodeStorageFailed, "storage_failed", true, true},                  // a write or sync failed; the record may be on disk
+	{CodeStorageFull, "storage_full", true, false},                     // the disk is full: refused before any byte was written; retry with backoff, it succeeds once space is freed
+	{CodeStorageFailed, "storage_failed", true, true},                  // a write or sync failed (out of space part way, too); the record may be on disk
 	{CodeStorageCorrupt, "storage_corrupt", false, false},              // a record on disk is damaged: the shard is offline until repaired; the message names the file and byte
 	{CodeCacheWatchLagged, "cache_watch_lagged", true, false},          // the watch ended; details.first_missed_offset to resume from
 	{CodeSubscriberLagged, "subscriber_lagged", true, false},           // the subscription overflowed (Disconnect); details.first_missed_offset
