@@ -14,27 +14,28 @@
 //
 //  1. Win the control plane's election; its revision is the epoch. Start
 //     a Machine with New(Config{Epoch: rev}).
-//  2. Drain Ready and act on every action, in order:
-//     - Resync: let the writes in flight answer (their outcomes are
-//     ignored now), read the whole store at one revision R, step it as a
+//  2. Drain Ready and carry out its actions in order, as 3 to 5 say.
+//  3. Resync: let the writes in flight answer (their outcomes are ignored
+//     now), read the whole store at one revision R, step it as a
 //     Snapshot, and (re)start the watch from R+1. The first Ready holds
 //     one: a new Machine knows nothing.
-//     - Write and Delete: carry each out as one transaction that
-//     compares the assignment key's modification revision with
-//     ExpectedRevision (0: the key must not exist) and the election
-//     key's create revision with Epoch. Step WriteDone{Seq, Revision}
-//     when it is applied, WriteFailed{Seq} when a compare failed or the
-//     outcome is unknown. When the epoch compare failed, this control
-//     plane is deposed: stop stepping the Machine and drop it.
-//     - Unplaced: tell whoever created the object (Err says why); the
+//  4. Write and Delete: carry each out as one transaction that compares
+//     the assignment key's modification revision with ExpectedRevision
+//     (0: the key must not exist) and the election key's create revision
+//     with Epoch. Step WriteDone{Seq, Revision} when it is applied, and
+//     WriteFailed{Seq} when a compare failed or the outcome is unknown.
+//     When the epoch compare failed, this control plane is deposed: stop
+//     stepping the Machine and drop it.
+//  5. Unplaced: tell whoever created the object (Err says why); the
 //     Machine places it by itself once enough brokers are live.
-//  3. Step every change the watch delivers: BrokerJoined when a broker's
+//  6. Step every change the watch delivers: BrokerJoined when a broker's
 //     registration is written, BrokerLeft when its lease ends,
 //     ObjectCreated and ObjectDeleted for streams and caches (with the
 //     object key's create revision as its Incarnation). Events are
 //     idempotent: a change delivered twice is applied once.
-//  4. Go back to 2. A Step returns an error only for an event no state
-//     could make valid (ErrInvalidEvent); the Machine is unchanged by it.
+//  7. Go back to 2. A Step returns an error only for an event no state
+//     could make valid (ErrInvalidEvent), and the Machine is unchanged by
+//     it.
 //
 // One goroutine owns a Machine: it is not safe for concurrent use. Ready
 // hands its slice to the caller; Status returns a copy.
@@ -62,6 +63,16 @@
 // not live, it starts from zero counts, and it is never given the old
 // replica's place.
 //
+// # What the next step builds on
+//
+// Leases and promotion add events (heartbeats, timer ticks, fence
+// replies) and actions (grants, fences) to the same Machine. What they
+// need is already kept per shard: its decided assignment (replicas in
+// preference order, leader, generation), its stored revision, and which
+// replicas are live (Status). An Assignment with the zero Leader is valid
+// (promotion writes generation G+1 with no leader before it names one),
+// and counts as no broker's leadership.
+//
 // # Invariants
 //
 //   - Every assignment written has distinct brokers, all live when it was
@@ -74,6 +85,8 @@
 //     is sent when it answers.
 //   - The leader and replica counts are those of the decided assignments,
 //     per replica; Status reports them per live broker.
-//   - Placing one object's shards on brokers that joined before it keeps
-//     the leader counts within one of each other.
+//   - While shards are only added, on brokers that all joined before the
+//     first was placed, the brokers' leader counts stay within one of each
+//     other (a delete, or a broker joining later, can leave them further
+//     apart; nothing already placed is moved to even them).
 package cluster

@@ -37,8 +37,9 @@ type WriteDone struct {
 type WriteFailed struct{ Seq uint64 }
 
 // Snapshot is the store's whole state as read at one revision, stepped
-// when the machine asks for a Resync (and so first of all). Everything the
-// machine knew before is replaced by it.
+// when the machine asks for a Resync (and so first of all), or whenever
+// the driver lost its watch (a compacted revision). Everything the machine
+// knew before is replaced by it, and writes in flight are forgotten.
 type Snapshot struct {
 	Brokers     []Broker // the registered brokers: the live ones
 	Objects     []ObjectSpec
