@@ -69,3 +69,27 @@ func scanShard(t *testing.T, td *datadriven.TestData) cluster.ShardID {
 	}
 	return cluster.ShardID{Object: parseObject(t, td, kind, strings.Join(parts[1:4], "/")), Shard: n}
 }
+
+// scanAssignment reads "replicas=a@d1,b@d1 leader=a@d1|none gen=N" for
+// the object of shard=, at its stored incarnation.
+func scanAssignment(t *testing.T, td *datadriven.TestData, d *driver) cluster.Assignment {
+	a := cluster.Assignment{Incarnation: d.store.objects[scanShard(t, td).Object].Incarnation}
+	var replicas []string
+	td.ScanArgs(t, "replicas", &replicas)
+	for _, r := range replicas {
+		a.Replicas = append(a.Replicas, parseReplica(t, td, r))
+	}
+	if leader := scanString(t, td, "leader"); leader != "none" {
+		a.Leader = parseReplica(t, td, leader)
+	}
+	td.ScanArgs(t, "gen", &a.Generation)
+	return a
+}
+
+func parseReplica(t *testing.T, td *datadriven.TestData, s string) cluster.Replica {
+	broker, disk, ok := strings.Cut(s, "@")
+	if !ok {
+		td.Fatalf(t, "want broker@disk, not %q", s)
+	}
+	return cluster.Replica{Broker: broker, DiskID: disk}
+}

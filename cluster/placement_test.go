@@ -78,6 +78,9 @@ func stepCommand(t *testing.T, d *driver, td *datadriven.TestData) error {
 		return nil
 	case "resync":
 		return d.resync()
+	case "put":
+		d.store.put(scanShard(t, td), scanAssignment(t, td, d))
+		return nil
 	}
 	td.Fatalf(t, "unknown command %q", td.Cmd)
 	return nil

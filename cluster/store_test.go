@@ -59,6 +59,12 @@ func (s *fakeStore) overwrite(id cluster.ShardID) bool {
 	return ok
 }
 
+// put is another control plane writing an assignment.
+func (s *fakeStore) put(id cluster.ShardID, a cluster.Assignment) {
+	s.revision++
+	s.assignments[id] = cluster.StoredAssignment{Shard: id, Assignment: a, Revision: s.revision}
+}
+
 // snapshot is the whole state, in a stable order.
 func (s *fakeStore) snapshot() cluster.Snapshot {
 	snap := cluster.Snapshot{}
