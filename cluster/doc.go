@@ -47,7 +47,7 @@
 // streams and caches together, then holds the fewest replicas; each
 // follower comes from a rack the set does not use yet while one remains
 // (brokers without a rack label count as one rack), then holds the fewest
-// replicas. Ties go to the lowest broker id. A new shard's generation is 1
+// replicas, then leads the fewest. Ties go to the lowest broker id. A new shard's generation is 1
 // (one past the stored one when a recreated object's old assignment is
 // still there). An object whose replication factor exceeds the live
 // brokers is not placed at all, never placed short, and is reported as

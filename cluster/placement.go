@@ -9,7 +9,7 @@ import "slices"
 //     fewest replicas;
 //   - each follower comes from a rack the set does not use yet while one
 //     remains (so the set spans min(rf, racks) racks), then holds the
-//     fewest replicas.
+//     fewest replicas, then leads the fewest shards.
 //
 // Ties go to the lowest broker id (live is sorted), so the same state
 // always gives the same set.
