@@ -54,7 +54,11 @@
 //
 // Reader.Next finds frames in whatever bytes the caller holds; the caller
 // consumes Frame.Size() bytes per frame. A declared length above
-// Limits.FrameBytesMax is refused as soon as the 4 length bytes are in.
+// Limits.FrameBytesMax is refused as soon as the 4 length bytes are in;
+// an unknown type, undefined flags, or a length above the type's own bound
+// (Limits.FrameBytesFor: HELLO, PING, PONG and the small control requests
+// are bounded by what they can hold) as soon as the 16 header bytes are.
+// So a receiver never waits for, nor holds, a body that cannot be valid.
 //
 // Decoding: each frame type decodes into its own struct with
 // Decode(Frame, Limits). Every declared length and count is checked

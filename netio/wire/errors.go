@@ -25,6 +25,7 @@ const (
 	CodeHandshakeTimeout     Code = 105
 	CodeIdleTimeout          Code = 106
 	CodeFeatureNotNegotiated Code = 107
+	CodeFrameTimeout         Code = 108
 
 	CodeInvalidArgument      Code = 200
 	CodeLimitExceeded        Code = 201
@@ -80,6 +81,7 @@ var codeList = []codeInfo{
 	{CodeHandshakeTimeout, "handshake_timeout", true, false},           // no HELLO in time; reconnect
 	{CodeIdleTimeout, "idle_timeout", true, false},                     // the connection was idle too long; reconnect
 	{CodeFeatureNotNegotiated, "feature_not_negotiated", false, false}, // details.feature
+	{CodeFrameTimeout, "frame_timeout", true, false},                   // a frame did not arrive whole in time; reconnect
 	{CodeInvalidArgument, "invalid_argument", false, false},            // details.field
 	{CodeLimitExceeded, "limit_exceeded", false, false},                // details.limit, details.limit_value
 	{CodeNotFound, "not_found", true, false},                           // retried on purpose: a just-promoted broker may not have opened the shard yet

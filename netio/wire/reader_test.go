@@ -131,3 +131,76 @@ func TestEveryFrameTypeHasANameAndSpecsAreConsistent(t *testing.T) {
 		t.Error("unknown types reported as known")
 	}
 }
+
+func TestReaderRefusesAFrameOverItsTypesBoundFromItsHeaderAlone(t *testing.T) {
+	var r Reader
+	header := AppendFrame(nil, TypeHello, 0, 7, nil)
+	binary.LittleEndian.PutUint32(header, DefaultFrameBytesMax-lengthFieldSize)
+	f, need, err := r.Next(header)
+	var le *LimitError
+	helloMax := Limits{}.FrameBytesFor(TypeHello)
+	if !errors.As(err, &le) || le.Limit != LimitFrameBytes || le.Max != helloMax || need != 0 || f.RequestID != 7 {
+		t.Fatalf("a 4 MiB HELLO header: need %d, request %d, err %v", need, f.RequestID, err)
+	}
+	if !errors.Is(err, CodeFrameTooLarge) {
+		t.Fatalf("%v does not unwrap to frame_too_large", err)
+	}
+	binary.LittleEndian.PutUint32(header, DefaultFrameBytesMax-lengthFieldSize)
+	binary.LittleEndian.PutUint16(header[4:], uint16(TypePublishBatch))
+	if f, need, err := r.Next(header); err != nil || need != DefaultFrameBytesMax-HeaderSize || f.Type != TypePublishBatch || f.Body != nil {
+		t.Fatalf("a 4 MiB PUBLISH_BATCH header: %v, need %d, err %v", f.Type, need, err)
+	}
+}
+
+func TestTheLargestHelloFitsItsBoundAndOneByteMoreDoesNot(t *testing.T) {
+	lim := Limits{}.Effective()
+	biggest := AppendHello(nil, 1, Hello{VersionMin: 1, VersionMax: 1, Features: FeaturesAll,
+		Token: bytes.Repeat([]byte{'t'}, lim.TokenBytesMax), ClientName: bytes.Repeat([]byte{'n'}, lim.NameBytesMax)})
+	if len(biggest) != lim.FrameBytesFor(TypeHello) {
+		t.Fatalf("the largest HELLO is %d bytes, its bound %d", len(biggest), lim.FrameBytesFor(TypeHello))
+	}
+	var h Hello
+	if err := h.Decode(mustFrame(t, biggest), lim); err != nil {
+		t.Fatal(err)
+	}
+	over := append(biggest, 0)
+	binary.LittleEndian.PutUint32(over, uint32(len(over)-lengthFieldSize))
+	if _, _, err := (&Reader{}).Next(over[:HeaderSize]); !errors.Is(err, CodeFrameTooLarge) {
+		t.Fatalf("a HELLO one byte over its bound: %v", err)
+	}
+}
+
+func TestAPingIsBoundToItsPayload(t *testing.T) {
+	ping := AppendFrame(nil, TypePing, 0, 3, make([]byte, 9))
+	if _, _, err := (&Reader{}).Next(ping[:HeaderSize]); !errors.Is(err, CodeFrameTooLarge) {
+		t.Fatalf("a PING of 9 payload bytes: %v", err)
+	}
+	if got := (Limits{}).FrameBytesFor(TypePong); got != len(AppendPong(nil, 1, 1)) {
+		t.Fatalf("PONG bound %d", got)
+	}
+}
+
+func TestASmallControlRequestIsBoundAndNoTypeAboveTheFrameLimit(t *testing.T) {
+	if got := (Limits{}).FrameBytesFor(TypeSubscribe); got != ControlBytesMax {
+		t.Fatalf("SUBSCRIBE bound %d", got)
+	}
+	for _, typ := range []Type{TypeGroupRedrive, TypeCacheWatch, TypePublishJSON, TypeStreamListResult, TypePublishBatch} {
+		if got := (Limits{}).FrameBytesFor(typ); got != DefaultFrameBytesMax {
+			t.Errorf("%v bound %d, want frame_bytes_max", typ, got)
+		}
+	}
+	small := Limits{FrameBytesMax: 1000}
+	for _, typ := range Types() {
+		if got := small.FrameBytesFor(typ); got > 1000 {
+			t.Errorf("%v bound %d over a frame limit of 1000", typ, got)
+		}
+	}
+}
+
+func TestReaderRefusesAnUnknownTypeFromItsHeaderAlone(t *testing.T) {
+	frame := AppendFrame(nil, Type(0x0777), 0, 98, make([]byte, 100))
+	f, _, err := (&Reader{}).Next(frame[:HeaderSize])
+	if !errors.Is(err, CodeUnknownFrameType) || f.RequestID != 98 {
+		t.Fatalf("request %d, err %v", f.RequestID, err)
+	}
+}

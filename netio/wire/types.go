@@ -77,9 +77,10 @@ const (
 // typeSpec is what the protocol says about one frame type.
 type typeSpec struct {
 	name    string
-	flags   Flags    // header flag bits the type may carry
-	feature Features // features both peers must have negotiated
-	json    bool     // body is a JSON object
+	flags   Flags      // header flag bits the type may carry
+	feature Features   // features both peers must have negotiated
+	json    bool       // body is a JSON object
+	bound   frameBound // the type's own size bound (frame_bounds.go)
 }
 
 const (
@@ -94,13 +95,13 @@ var typeList = []struct {
 	t Type
 	s typeSpec
 }{
-	{TypeHello, typeSpec{name: "HELLO"}},
+	{TypeHello, typeSpec{name: "HELLO", bound: boundHello}},
 	{TypeHelloOK, typeSpec{name: "HELLO_OK"}},
-	{TypePing, typeSpec{name: "PING"}},
-	{TypePong, typeSpec{name: "PONG"}},
+	{TypePing, typeSpec{name: "PING", bound: boundPing}},
+	{TypePong, typeSpec{name: "PONG", bound: boundPing}},
 	{TypeOK, typeSpec{name: "OK"}},
 	{TypeError, typeSpec{name: "ERROR"}},
-	{TypeBrokerList, typeSpec{name: "BROKER_LIST", feature: FeatureDiscovery, json: true}},
+	{TypeBrokerList, typeSpec{name: "BROKER_LIST", feature: FeatureDiscovery, json: true, bound: boundControl}},
 	{TypeBrokerListResult, typeSpec{name: "BROKER_LIST_RESULT", feature: FeatureDiscovery, json: true}},
 
 	{TypePublish, typeSpec{name: "PUBLISH", flags: publishFlags, feature: FeatureBinaryPublish}},
@@ -109,24 +110,24 @@ var typeList = []struct {
 	{TypePublishAck, typeSpec{name: "PUBLISH_ACK"}},
 	{TypePublishIdempotent, typeSpec{name: "PUBLISH_IDEMPOTENT", flags: publishFlags, feature: FeatureIdempotentProducers}},
 	{TypePublishIdempotentAck, typeSpec{name: "PUBLISH_IDEMPOTENT_ACK", feature: FeatureIdempotentProducers}},
-	{TypeProducerInit, typeSpec{name: "PRODUCER_INIT", feature: FeatureIdempotentProducers, json: true}},
+	{TypeProducerInit, typeSpec{name: "PRODUCER_INIT", feature: FeatureIdempotentProducers, json: true, bound: boundControl}},
 	{TypeProducerInitOK, typeSpec{name: "PRODUCER_INIT_OK", feature: FeatureIdempotentProducers, json: true}},
 
-	{TypeSubscribe, typeSpec{name: "SUBSCRIBE", json: true}},
+	{TypeSubscribe, typeSpec{name: "SUBSCRIBE", json: true, bound: boundControl}},
 	{TypeSubscribed, typeSpec{name: "SUBSCRIBED", json: true}},
-	{TypeUnsubscribe, typeSpec{name: "UNSUBSCRIBE", json: true}},
+	{TypeUnsubscribe, typeSpec{name: "UNSUBSCRIBE", json: true, bound: boundControl}},
 	{TypeSubscriptionEnded, typeSpec{name: "SUBSCRIPTION_ENDED", json: true}},
 	{TypeEventBatch, typeSpec{name: "EVENT_BATCH"}},
 
-	{TypeStreamCreate, typeSpec{name: "STREAM_CREATE", json: true}},
-	{TypeStreamDelete, typeSpec{name: "STREAM_DELETE", json: true}},
-	{TypeStreamDescribe, typeSpec{name: "STREAM_DESCRIBE", json: true}},
+	{TypeStreamCreate, typeSpec{name: "STREAM_CREATE", json: true, bound: boundControl}},
+	{TypeStreamDelete, typeSpec{name: "STREAM_DELETE", json: true, bound: boundControl}},
+	{TypeStreamDescribe, typeSpec{name: "STREAM_DESCRIBE", json: true, bound: boundControl}},
 	{TypeStreamInfo, typeSpec{name: "STREAM_INFO", json: true}},
-	{TypeStreamList, typeSpec{name: "STREAM_LIST", json: true}},
+	{TypeStreamList, typeSpec{name: "STREAM_LIST", json: true, bound: boundControl}},
 	{TypeStreamListResult, typeSpec{name: "STREAM_LIST_RESULT", json: true}},
 
-	{TypeCacheCreate, typeSpec{name: "CACHE_CREATE", feature: FeatureCache, json: true}},
-	{TypeCacheDrop, typeSpec{name: "CACHE_DROP", feature: FeatureCache, json: true}},
+	{TypeCacheCreate, typeSpec{name: "CACHE_CREATE", feature: FeatureCache, json: true, bound: boundControl}},
+	{TypeCacheDrop, typeSpec{name: "CACHE_DROP", feature: FeatureCache, json: true, bound: boundControl}},
 	{TypeCacheGet, typeSpec{name: "CACHE_GET", feature: FeatureCache}},
 	{TypeCachePut, typeSpec{name: "CACHE_PUT", feature: FeatureCache}},
 	{TypeCacheDelete, typeSpec{name: "CACHE_DELETE", feature: FeatureCache}},
@@ -136,7 +137,7 @@ var typeList = []struct {
 	{TypeWatchStarted, typeSpec{name: "WATCH_STARTED", feature: FeatureCache | FeatureCacheWatch, json: true}},
 	{TypeCacheWatchEvent, typeSpec{name: "CACHE_WATCH_EVENT", feature: FeatureCache | FeatureCacheWatch}},
 	{TypeWatchEnded, typeSpec{name: "WATCH_ENDED", feature: FeatureCache | FeatureCacheWatch, json: true}},
-	{TypeCacheUnwatch, typeSpec{name: "CACHE_UNWATCH", feature: FeatureCache | FeatureCacheWatch, json: true}},
+	{TypeCacheUnwatch, typeSpec{name: "CACHE_UNWATCH", feature: FeatureCache | FeatureCacheWatch, json: true, bound: boundControl}},
 
 	{TypeCounterAdd, typeSpec{name: "COUNTER_ADD", feature: FeatureCounters}},
 	{TypeCounterGet, typeSpec{name: "COUNTER_GET", feature: FeatureCounters}},
@@ -148,11 +149,11 @@ var typeList = []struct {
 	{TypeGroupNack, typeSpec{name: "GROUP_NACK", flags: groupFlags, feature: FeatureConsumerGroups}},
 	{TypeGroupExtend, typeSpec{name: "GROUP_EXTEND", flags: groupFlags, feature: FeatureConsumerGroups}},
 	{TypeGroupResult, typeSpec{name: "GROUP_RESULT", feature: FeatureConsumerGroups}},
-	{TypeGroupDescribe, typeSpec{name: "GROUP_DESCRIBE", feature: FeatureConsumerGroups, json: true}},
+	{TypeGroupDescribe, typeSpec{name: "GROUP_DESCRIBE", feature: FeatureConsumerGroups, json: true, bound: boundControl}},
 	{TypeGroupInfo, typeSpec{name: "GROUP_INFO", feature: FeatureConsumerGroups, json: true}},
-	{TypeGroupList, typeSpec{name: "GROUP_LIST", feature: FeatureConsumerGroups, json: true}},
+	{TypeGroupList, typeSpec{name: "GROUP_LIST", feature: FeatureConsumerGroups, json: true, bound: boundControl}},
 	{TypeGroupListResult, typeSpec{name: "GROUP_LIST_RESULT", feature: FeatureConsumerGroups, json: true}},
-	{TypeGroupDeadLetters, typeSpec{name: "GROUP_DEAD_LETTERS", feature: FeatureConsumerGroups, json: true}},
+	{TypeGroupDeadLetters, typeSpec{name: "GROUP_DEAD_LETTERS", feature: FeatureConsumerGroups, json: true, bound: boundControl}},
 	{TypeGroupDeadLettersResult, typeSpec{name: "GROUP_DEAD_LETTERS_RESULT", feature: FeatureConsumerGroups, json: true}},
 	{TypeGroupRedrive, typeSpec{name: "GROUP_REDRIVE", feature: FeatureConsumerGroups, json: true}},
 	{TypeGroupRedriveResult, typeSpec{name: "GROUP_REDRIVE_RESULT", feature: FeatureConsumerGroups, json: true}},
