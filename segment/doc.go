@@ -74,7 +74,11 @@
 //
 // Written when a segment is sealed; never trusted. An index that is missing,
 // fails its checksum, or disagrees with the segment it describes is rebuilt
-// by scanning the segment.
+// by scanning the segment. ReadIndexHead reads only its header and last
+// entry, which the checksum cannot vouch for without the rest: for a log
+// that checks every field it takes against the segment itself (its size,
+// its last records), and loads the entries with DecodeIndex, checksum and
+// all, before it uses one.
 //
 //	 0  magic "FELIXIDX" (8)
 //	 8  version (u16) | entry size (u16) = 24 | reserved (u32)

@@ -63,6 +63,22 @@ func FuzzDecodeIndex(f *testing.F) {
 	})
 }
 
+// The head of any bytes never panics, and where the whole index decodes
+// the head agrees with it.
+func FuzzReadIndexHead(f *testing.F) {
+	f.Add(goldenIndex())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := ReadIndexHead(bytes.NewReader(b), int64(len(b)))
+		ix, ixErr := DecodeIndex(b)
+		if ixErr != nil || err != nil {
+			return
+		}
+		if h.Base != ix.Base || h.DataEnd != ix.DataEnd || h.Next != ix.Next || h.Entries != len(ix.Entries) {
+			t.Fatalf("head %+v of index %+v", h, ix)
+		}
+	})
+}
+
 func FuzzDecodeHeader(f *testing.F) {
 	f.Add(AppendHeader(nil, Header{Base: 9, Created: 3}))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -2,7 +2,9 @@ package segment
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/zeebo/xxh3"
@@ -92,12 +94,7 @@ func DecodeIndex(b []byte) (*Index, error) {
 	}
 	p := b[indexHeaderSize:]
 	for i := range ix.Entries {
-		ix.Entries[i] = IndexEntry{
-			RelOffset:    binary.LittleEndian.Uint32(p[0:]),
-			Pos:          binary.LittleEndian.Uint32(p[4:]),
-			Generation:   binary.LittleEndian.Uint32(p[8:]),
-			MaxTimestamp: int64(binary.LittleEndian.Uint64(p[16:])),
-		}
+		ix.Entries[i] = decodeIndexEntry(p)
 		p = p[indexEntrySize:]
 	}
 	if err := ix.check(b); err != nil {
@@ -162,6 +159,69 @@ func (ix *Index) GenerationEnd(gen uint32) (end int64, ok bool) {
 // IndexEntryPos is the byte position of entry i in an index file, for
 // errors that name it.
 func IndexEntryPos(i int) int64 { return indexHeaderSize + int64(i)*indexEntrySize }
+
+// IndexHead is what an index file's header and last entry say, read
+// without the entries before it and so unchecked by the file's checksum:
+// enough for a log to open a sealed segment on, when it checks each field
+// against the segment itself, before it loads (and checks) the whole index
+// with DecodeIndex.
+type IndexHead struct {
+	Base    int64 // the segment's base offset
+	DataEnd int64 // size in bytes of the segment described
+	Next    int64 // offset one past the segment's last record
+	Entries int
+	Last    IndexEntry // the last entry; zero when there are none
+}
+
+// ReadIndexHead reads the head of the index file held by r (size bytes):
+// 48 bytes of header and the last 24-byte entry. It refuses a file whose
+// size disagrees with its entry count and a last entry out of range.
+func ReadIndexHead(r io.ReaderAt, size int64) (IndexHead, error) {
+	b := make([]byte, indexHeaderSize+indexEntrySize)
+	if _, err := r.ReadAt(b[:indexHeaderSize], 0); err != nil && !errors.Is(err, io.EOF) {
+		return IndexHead{}, fmt.Errorf("felix/segment: reading an index header: %w", err)
+	}
+	h, err := decodeIndexHeader(b[:indexHeaderSize], size)
+	if err != nil || h.Entries == 0 {
+		return h, err
+	}
+	e := b[indexHeaderSize:]
+	if _, err := r.ReadAt(e, IndexEntryPos(h.Entries-1)); err != nil && !errors.Is(err, io.EOF) {
+		return IndexHead{}, fmt.Errorf("felix/segment: reading an index entry: %w", err)
+	}
+	h.Last = decodeIndexEntry(e)
+	if int64(h.Last.Pos) < HeaderSize || int64(h.Last.Pos) >= h.DataEnd || h.Base+int64(h.Last.RelOffset) >= h.Next ||
+		binary.LittleEndian.Uint32(e[12:]) != 0 {
+		return IndexHead{}, fmt.Errorf("felix/segment: index's last entry out of range")
+	}
+	return h, nil
+}
+
+func decodeIndexHeader(b []byte, size int64) (IndexHead, error) {
+	if string(b[:8]) != indexMagic || binary.LittleEndian.Uint16(b[8:]) != indexVersion ||
+		binary.LittleEndian.Uint16(b[10:]) != indexEntrySize {
+		return IndexHead{}, fmt.Errorf("felix/segment: unsupported index format")
+	}
+	count := int64(binary.LittleEndian.Uint32(b[40:]))
+	if count > indexEntriesMax || size != indexHeaderSize+count*indexEntrySize+indexSumSize {
+		return IndexHead{}, fmt.Errorf("felix/segment: index claims %d entries in %d bytes", count, size)
+	}
+	return IndexHead{
+		Base:    int64(binary.LittleEndian.Uint64(b[16:])),
+		DataEnd: int64(binary.LittleEndian.Uint64(b[24:])),
+		Next:    int64(binary.LittleEndian.Uint64(b[32:])),
+		Entries: int(count),
+	}, nil
+}
+
+func decodeIndexEntry(p []byte) IndexEntry {
+	return IndexEntry{
+		RelOffset:    binary.LittleEndian.Uint32(p[0:]),
+		Pos:          binary.LittleEndian.Uint32(p[4:]),
+		Generation:   binary.LittleEndian.Uint32(p[8:]),
+		MaxTimestamp: int64(binary.LittleEndian.Uint64(p[16:])),
+	}
+}
 
 // IndexOf builds the index that describes a scanned segment.
 func IndexOf(s *Summary) *Index {

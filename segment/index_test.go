@@ -78,3 +78,61 @@ func TestTheIndexMarksEveryGenerationChange(t *testing.T) {
 		t.Fatal("GenerationEnd(5) found a later generation")
 	}
 }
+
+// An index's head (header and last entry) says what the whole index says,
+// reading 72 bytes of it.
+func TestAnIndexHeadAgreesWithTheWholeIndex(t *testing.T) {
+	img, _ := buildSegment(1000, 50, 0)
+	sum, err := scanBytes(img, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range [][]byte{goldenIndex(), AppendIndex(nil, IndexOf(&sum))} {
+		ix, err := DecodeIndex(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := ReadIndexHead(bytes.NewReader(enc), int64(len(enc)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := IndexHead{Base: ix.Base, DataEnd: ix.DataEnd, Next: ix.Next, Entries: len(ix.Entries)}
+		if len(ix.Entries) > 0 {
+			want.Last = ix.Entries[len(ix.Entries)-1]
+		}
+		if h != want {
+			t.Fatalf("head %+v, index %+v", h, want)
+		}
+	}
+}
+
+// The head is not covered by a checksum it can check, so what it can
+// check it does: the format, a size that matches the entry count, and a
+// last entry inside the segment it describes.
+func TestAnIndexHeadRefusesWhatItCanSeeIsWrong(t *testing.T) {
+	enc := goldenIndex()
+	size := int64(len(enc))
+	bad := map[string][]byte{
+		"magic":       flipAt(enc, 0),
+		"version":     flipAt(enc, 8),
+		"entry count": flipAt(enc, 40),
+		"last entry":  flipAt(enc, int(IndexEntryPos(1))+5), // its position, past the data end
+		"reserved":    flipAt(enc, int(IndexEntryPos(1))+12),
+	}
+	for what, b := range bad {
+		if _, err := ReadIndexHead(bytes.NewReader(b), size); err == nil {
+			t.Errorf("a damaged %s went unnoticed", what)
+		}
+	}
+	for _, n := range []int64{size - 1, size + 1, 0} {
+		if _, err := ReadIndexHead(bytes.NewReader(enc), n); err == nil {
+			t.Errorf("an index of %d bytes read as one of %d", len(enc), n)
+		}
+	}
+}
+
+func flipAt(b []byte, pos int) []byte {
+	out := append([]byte(nil), b...)
+	out[pos] ^= 0x80
+	return out
+}

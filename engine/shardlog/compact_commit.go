@@ -293,18 +293,11 @@ func (l *Log) readCommit() (commitRecord, bool) {
 	return decodeCommit(b)
 }
 
-// checkSealedEnd checks that the sealed segment s ends where the next one
-// begins (wantNext): exactly for a segment appended to; at or before it for
-// a compacted one, whose dropped records may leave a gap at its end.
-func (l *Log) checkSealedEnd(s *seg, wantNext int64) error {
-	b := make([]byte, segment.HeaderSize)
-	if _, err := s.file.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("felix/shardlog: reading the header of %s: %w", s.path, err)
-	}
-	h, err := segment.DecodeHeader(b)
-	if err != nil {
-		return &segment.CorruptionError{File: s.path, Reason: fmt.Sprintf("segment header: %v", err), Err: err}
-	}
+// checkSealedEnd checks that the sealed segment s, of header h, ends where
+// the next one begins (wantNext): exactly for a segment appended to; at or
+// before it for a compacted one, whose dropped records may leave a gap at
+// its end.
+func (l *Log) checkSealedEnd(s *seg, h segment.Header, wantNext int64) error {
 	compacted := h.Flags&segment.HeaderFlagCompacted != 0
 	if compacted {
 		l.compaction.noteThrough(wantNext)

@@ -106,10 +106,12 @@
 // have left unsynced, and all that recovery reads in full: a restart costs
 // the unsynced tail, not the log. Every segment before the point's was
 // sealed (synced, then its index written) before the point moved past it;
-// it opens on its index, after cheap checks (recover_sealed.go: its size,
-// its header, its records after the last index entry, and that it ends
-// exactly where the next begins), or is verified in full at open when its
-// index is missing or disagrees. Anything else refuses to open with a
+// it opens on its index's head (header and last entry), after cheap checks
+// (recover_sealed.go: its size, its header, its records after the last
+// index entry, and that it ends exactly where the next begins), several
+// segments at once, or is verified in full at open when its index is
+// missing or disagrees. Its index entries load, checksum and all, when
+// first needed (index_lazy.go). Anything else refuses to open with a
 // *segment.CorruptionError naming file, byte and fault. Reopening is
 // idempotent.
 //

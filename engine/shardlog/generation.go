@@ -3,7 +3,8 @@ package shardlog
 // GenerationEnd returns the offset one past the last record whose
 // generation is at most gen: where this log ends for a leader of that
 // generation. A replica asks its new leader this to find how much of its
-// own log to truncate.
+// own log to truncate. Only the segment where the generation passes gen
+// may need its entries loaded (index_lazy.go), under the log's lock.
 func (l *Log) GenerationEnd(gen uint32) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -12,7 +13,14 @@ func (l *Log) GenerationEnd(gen uint32) int64 {
 		list = list.with(l.tail) // a rollover the committer has not reached yet
 	}
 	for _, s := range list {
-		for _, e := range s.entries {
+		if s.fillGen <= gen {
+			continue // generations never fall: none later in s
+		}
+		entries, err := l.entriesOf(s)
+		if err != nil {
+			return s.base // the entries do not load: s's own generations are unknown
+		}
+		for _, e := range entries {
 			if e.Generation > gen {
 				return s.base + int64(e.RelOffset)
 			}

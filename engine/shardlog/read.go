@@ -65,7 +65,10 @@ func (l *Log) checkRange(from, start, end int64) error {
 // however large, is one read of about an index interval.
 func (l *Log) readSeg(s *seg, from, vis int64, maxBytes int, dst []byte) ([]byte, int64, error) {
 	limit := s.visibleEnd.Load()
-	pos, next := l.positionOf(s, from)
+	pos, next, err := l.positionOf(s, from)
+	if err != nil {
+		return dst, from, err
+	}
 	base := len(dst)
 	want := int64(maxBytes) + int64(l.opts.IndexIntervalBytes) + segment.RecordOverhead
 	want = max(want, next-pos)
@@ -150,15 +153,19 @@ func collect(region []byte, from, vis int64, maxBytes int) collected {
 
 // positionOf returns a byte position in s at or before the record at
 // offset, from the segment's sparse index, and the position of the next
-// index entry (0 when there is none), before which that record ends.
-func (l *Log) positionOf(s *seg, offset int64) (pos, next int64) {
+// index entry (0 when there is none), before which that record ends. A
+// sealed segment's entries may load first (index_lazy.go).
+func (l *Log) positionOf(s *seg, offset int64) (pos, next int64, err error) {
 	if s.sealed.Load() {
-		return windowIn(s.entries, s.base, offset) // final once sealed
+		entries, err := l.entriesOf(s) // final once sealed
+		pos, next = windowIn(entries, s.base, offset)
+		return pos, next, err
 	}
 	l.mu.Lock()
 	entries := s.entries
 	l.mu.Unlock()
-	return windowIn(entries, s.base, offset)
+	pos, next = windowIn(entries, s.base, offset)
+	return pos, next, nil
 }
 
 // positionIn searches a segment's index entries for offset.

@@ -179,85 +179,103 @@ func (l *Log) cutTail(s *seg, end, torn int64) error {
 	return nil
 }
 
-// openSealed opens every segment before the active one, newest first,
-// checking that the offsets run on without a gap. Each opens on its index
-// when it can (loadSealed) and is then queued for the background
-// verification; one without a usable index is verified here, in full.
+// openSealed opens every segment before the active one, several at once
+// (openAllSealed), checking that the offsets run on without a gap. Each
+// opens on its index when it can (loadSealed) and is then queued for the
+// background verification; one without a usable index is verified here,
+// in full. Damage in several refuses the open with the newest one's.
 func (l *Log) openSealed(bases []int64) error {
-	list := segList{l.active}
-	next := l.active.base
-	for i := len(bases) - 1; i >= 0; i-- {
-		s, err := l.openOneSealed(bases[i], next)
-		if err != nil {
-			for _, o := range list {
-				o.release(l.opts.FS)
-			}
-			return err
+	opened := l.openAllSealed(bases)
+	list := make(segList, 0, len(bases)+1)
+	var err error
+	for _, o := range opened {
+		if o.s != nil {
+			list = append(list, o.s)
 		}
-		list = append(list, s)
-		next = s.base
+		if o.err != nil {
+			err = o.err
+		}
 	}
-	for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
-		list[i], list[j] = list[j], list[i]
+	if err != nil {
+		for _, s := range list {
+			s.release(l.opts.FS)
+		}
+		return err
 	}
+	for _, o := range opened {
+		l.noteSealed(o)
+	}
+	list = append(list, l.active)
 	l.segs.Store(&list)
 	l.setWatermarks(list[0].base, l.next)
 	return nil
 }
 
-func (l *Log) openOneSealed(base, wantNext int64) (*seg, error) {
+// noteSealed counts a sealed segment opened, and queues it for the
+// background verification when it opened on its index.
+func (l *Log) noteSealed(o sealedOpen) {
+	if o.indexed && !l.opts.TrustIndexes {
+		l.verify.queue = append(l.verify.queue, o.s) // oldest first
+	}
+	if o.rebuilt {
+		l.recovery.IndexRebuilds++
+	}
+	l.recovery.Segments++
+	l.recovery.Records += o.s.fillNext - o.s.base
+}
+
+// openOneSealed opens the sealed segment at base, which must end where the
+// next segment begins (wantNext). It touches nothing of the log but s, so
+// several run at once.
+func (l *Log) openOneSealed(base, wantNext int64) sealedOpen {
 	s := newSeg(l.opts.Dir, base)
 	f, err := l.opts.FS.Open(s.path)
 	if err != nil {
-		return nil, fmt.Errorf("felix/shardlog: opening %s: %w", s.path, err)
+		return sealedOpen{err: fmt.Errorf("felix/shardlog: opening %s: %w", s.path, err)}
 	}
 	s.file = f
-	indexed, err := l.loadSealed(s)
+	o := sealedOpen{s: s}
+	var h segment.Header
+	if h, o.indexed, o.rebuilt, err = l.loadSealed(s); err == nil {
+		err = l.checkSealedEnd(s, h, wantNext)
+	}
 	if err != nil {
 		f.Close()
-		return nil, err
-	}
-	if err := l.checkSealedEnd(s, wantNext); err != nil {
-		f.Close()
-		return nil, err
+		return sealedOpen{err: err}
 	}
 	s.sealed.Store(true)
-	if indexed && !l.opts.TrustIndexes {
-		l.verify.queue = append(l.verify.queue, s)
-	}
-	l.recovery.Segments++
-	l.recovery.Records += s.fillNext - s.base
-	return s, nil
+	return o
 }
 
-// loadSealed fills s from its index when the index is valid and agrees
-// with the file where that is cheap to see (sealedByIndex), reading O(1)
-// small pieces of the segment: indexed is true, and the background
-// verification will read the rest. Otherwise it scans s in full, verifying
-// every record, and rewrites the index.
-func (l *Log) loadSealed(s *seg) (indexed bool, err error) {
-	if ix := l.readIndex(s); ix != nil {
-		if tail, ok := l.sealedByIndex(s, ix); ok {
-			applyIndex(s, ix)
-			s.maxTs = max(s.maxTs, tail.maxTs)
-			return true, nil
+// loadSealed fills s from its index's head when the head agrees with the
+// file where that is cheap to see (sealedByIndex), reading a few small
+// pieces of the segment and of the index: indexed is true, the entries
+// load on first use (index_lazy.go) and the background verification will
+// read the rest. Otherwise it scans s in full, verifying every record, and
+// rewrites the index when it was missing or wrong (rebuilt). h is the
+// segment's header.
+func (l *Log) loadSealed(s *seg) (h segment.Header, indexed, rebuilt bool, err error) {
+	if ih, ok := l.readIndexHead(s); ok {
+		if tail, ok := l.sealedByIndex(s, ih); ok {
+			applyIndexHead(s, ih, tail)
+			return tail.header, true, false, nil
 		}
 	}
 	sum, err := l.scan(s, true, 0)
 	if err != nil {
-		return false, err
+		return h, false, false, err
 	}
 	if sum.Header.Base != s.base {
-		return false, &segment.CorruptionError{File: s.path, Reason: fmt.Sprintf("header base %d in a file named for %d", sum.Header.Base, s.base)}
+		return h, false, false, &segment.CorruptionError{File: s.path, Reason: fmt.Sprintf("header base %d in a file named for %d", sum.Header.Base, s.base)}
 	}
 	applySummary(s, &sum)
 	if ix := l.readIndex(s); ix == nil || !sameIndex(ix, segment.IndexOf(&sum)) {
-		l.recovery.IndexRebuilds++
+		rebuilt = true
 		if err := l.writeIndex(s); err != nil {
 			l.opts.Logger.Warn("could not rewrite a segment index; it will be rebuilt next time", "file", indexPath(s), "err", err)
 		}
 	}
-	return false, nil
+	return sum.Header, false, rebuilt, nil
 }
 
 func (l *Log) scan(s *seg, sealed bool, tornAfter int64) (segment.Summary, error) {
@@ -316,14 +334,15 @@ func applySummary(s *seg, sum *segment.Summary) {
 	s.visibleEnd.Store(sum.End)
 }
 
-func applyIndex(s *seg, ix *segment.Index) {
-	s.entries = ix.Entries
-	s.fillPos, s.fillNext = ix.DataEnd, ix.Next
-	if n := len(ix.Entries); n > 0 {
-		s.fillGen, s.maxTs = ix.Entries[n-1].Generation, ix.Entries[n-1].MaxTimestamp
-		s.lastEntryPos = int64(ix.Entries[n-1].Pos)
+// applyIndexHead fills s from its index's head and what its last records
+// showed; the entries are left to load on first use.
+func applyIndexHead(s *seg, h segment.IndexHead, tail sealedTail) {
+	s.fillPos, s.fillNext, s.maxTs = h.DataEnd, h.Next, tail.maxTs
+	if h.Entries > 0 {
+		s.fillGen, s.lastEntryPos = h.Last.Generation, int64(h.Last.Pos)
+		s.lazy.Store(&lazyIndex{})
 	}
-	s.visibleEnd.Store(ix.DataEnd)
+	s.visibleEnd.Store(h.DataEnd)
 }
 
 func (l *Log) setWatermarks(start, next int64) {

@@ -3,6 +3,8 @@ package shardlog
 import (
 	"errors"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/felixbroker/felix/segment"
 )
@@ -12,19 +14,59 @@ import (
 // record or so. A longer tail is left to the background verification.
 const tailCheckBytesMax = 1 << 20
 
-// sealedTail is what the records after an index's last entry showed.
-type sealedTail struct {
-	maxTs int64 // the segment's newest record time (the index's is its last entry's)
+// sealedOpenersMax bounds the goroutines that open sealed segments at
+// once. Opening one is a few system calls and small reads, mostly time in
+// the kernel: a few at a time keep the processors busy.
+const sealedOpenersMax = 8
+
+// sealedOpen is what opening one sealed segment gave.
+type sealedOpen struct {
+	s       *seg
+	indexed bool // opened on its index's head: to verify in the background
+	rebuilt bool // scanned, its index missing or wrong and written anew
+	err     error
 }
 
-// sealedByIndex reports whether the sealed segment s may open on its index
-// ix without a scan: the file is exactly as long as the index says, its
-// header names s's base, and its last records (after the last entry)
-// decode, follow the entry and end where the index says, at the offset it
-// says. What this cannot see, damage inside the segment, the background
+// openAllSealed opens the segments at bases, up to sealedOpenersMax at
+// once, newest first; segment i must end where bases[i+1] begins (the
+// active segment's base, for the last). The result is in bases' order.
+func (l *Log) openAllSealed(bases []int64) []sealedOpen {
+	out := make([]sealedOpen, len(bases))
+	var taken atomic.Int64
+	var wg sync.WaitGroup
+	for range min(sealedOpenersMax, len(bases)) {
+		wg.Go(func() {
+			for {
+				k := len(bases) - int(taken.Add(1)) // newest first
+				if k < 0 {
+					return
+				}
+				next := l.active.base
+				if k+1 < len(bases) {
+					next = bases[k+1]
+				}
+				out[k] = l.openOneSealed(bases[k], next)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// sealedTail is what the cheap checks of a sealed segment saw.
+type sealedTail struct {
+	header segment.Header
+	maxTs  int64 // the segment's newest record time (the index's is its last entry's)
+}
+
+// sealedByIndex reports whether the sealed segment s may open on its
+// index's head ix without a scan: the file is exactly as long as the index
+// says, its header names s's base, and its last records (after the last
+// entry) decode, follow the entry and end where the index says, at the
+// offset it says. What this cannot see, damage inside the segment, the background
 // verification finds (verify.go), and every read checks the records it
 // returns meanwhile.
-func (l *Log) sealedByIndex(s *seg, ix *segment.Index) (sealedTail, bool) {
+func (l *Log) sealedByIndex(s *seg, ix segment.IndexHead) (sealedTail, bool) {
 	size, err := s.file.Size()
 	if err != nil || size != ix.DataEnd {
 		return sealedTail{}, false
@@ -33,14 +75,31 @@ func (l *Log) sealedByIndex(s *seg, ix *segment.Index) (sealedTail, bool) {
 	if !ok || h.Base != s.base {
 		return sealedTail{}, false
 	}
-	if len(ix.Entries) == 0 {
-		return sealedTail{}, ix.DataEnd == segment.HeaderSize && ix.Next == s.base
+	if ix.Entries == 0 {
+		return sealedTail{header: h}, ix.DataEnd == segment.HeaderSize && ix.Next == s.base
 	}
-	last := ix.Entries[len(ix.Entries)-1]
-	if ix.DataEnd-int64(last.Pos) > tailCheckBytesMax {
-		return sealedTail{maxTs: last.MaxTimestamp}, true
+	if ix.DataEnd-int64(ix.Last.Pos) > tailCheckBytesMax {
+		return sealedTail{header: h, maxTs: ix.Last.MaxTimestamp}, true
 	}
-	return l.checkTail(s, ix, h.Flags&segment.HeaderFlagCompacted != 0)
+	t, ok := l.checkTail(s, ix, h.Flags&segment.HeaderFlagCompacted != 0)
+	t.header = h
+	return t, ok
+}
+
+// readIndexHead reads the head of s's index (segment.ReadIndexHead); ok is
+// false when there is no such file or it does not describe s.
+func (l *Log) readIndexHead(s *seg) (segment.IndexHead, bool) {
+	f, err := l.opts.FS.Open(indexPath(s))
+	if err != nil {
+		return segment.IndexHead{}, false
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return segment.IndexHead{}, false
+	}
+	h, err := segment.ReadIndexHead(f, size)
+	return h, err == nil && h.Base == s.base
 }
 
 func (l *Log) sealedHeader(s *seg) (segment.Header, bool) {
@@ -54,8 +113,8 @@ func (l *Log) sealedHeader(s *seg) (segment.Header, bool) {
 
 // checkTail reads from the index's last entry to the segment's end and
 // checks the records there against the index.
-func (l *Log) checkTail(s *seg, ix *segment.Index, compacted bool) (sealedTail, bool) {
-	last := ix.Entries[len(ix.Entries)-1]
+func (l *Log) checkTail(s *seg, ix segment.IndexHead, compacted bool) (sealedTail, bool) {
+	last := ix.Last
 	buf := make([]byte, ix.DataEnd-int64(last.Pos))
 	if n, err := s.file.ReadAt(buf, int64(last.Pos)); n != len(buf) || err != nil && !errors.Is(err, io.EOF) {
 		return sealedTail{}, false

@@ -161,8 +161,11 @@ func (l *Log) seal(s *seg) error {
 }
 
 // writeIndex writes s's sparse index beside it.
-func (l *Log) writeIndex(s *seg) error {
-	ix := &segment.Index{Base: s.base, DataEnd: s.fillPos, Next: s.fillNext, Entries: s.entries}
+func (l *Log) writeIndex(s *seg) error { return l.writeIndexOf(s, s.entries) }
+
+// writeIndexOf writes s's sparse index, of entries, beside it.
+func (l *Log) writeIndexOf(s *seg, entries []segment.IndexEntry) error {
+	ix := &segment.Index{Base: s.base, DataEnd: s.fillPos, Next: s.fillNext, Entries: entries}
 	path := indexPath(s)
 	_ = l.opts.FS.Remove(path)
 	f, err := l.opts.FS.Create(path)

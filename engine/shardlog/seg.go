@@ -37,6 +37,11 @@ type seg struct {
 	fillGen      uint32
 	maxTs        int64
 
+	// lazy is set, before the segment is published, on a sealed segment
+	// opened on its index's head: its entries load on first use
+	// (entriesOf, index_lazy.go) and entries stays nil. Truncate clears it.
+	lazy atomic.Pointer[lazyIndex]
+
 	// visibleEnd is the byte position just past the last visible record;
 	// the committer stores it before it publishes the offset watermark.
 	visibleEnd atomic.Int64

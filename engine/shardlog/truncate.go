@@ -44,6 +44,9 @@ func (l *Log) truncateLocked(offset int64) error {
 		keep--
 	}
 	s := list[keep-1]
+	if err := l.resolveEntries(s); err != nil {
+		return err
+	}
 	gen, pos, err := l.locate(s, offset)
 	if err != nil {
 		return err

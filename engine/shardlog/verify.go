@@ -61,7 +61,16 @@ func (l *Log) verifyOne(s *seg) error {
 		return nil
 	}
 	defer s.release(l.opts.FS)
-	check := indexCheck{entries: snap.entries, base: s.base, path: indexPath(s)}
+	if size, err := l.opts.FS.Stat(indexPath(s)); err == nil {
+		if err := l.opts.VerifyPacer.wait(int(size), l.verify.stop); err != nil {
+			return err // the index is read whole, before the pacer would see it
+		}
+	}
+	entries, err := l.entriesToCheck(s)
+	if err != nil {
+		return l.verdict(s, snap, err)
+	}
+	check := indexCheck{entries: entries, base: s.base, path: indexPath(s)}
 	r := pacedReader{r: snap.file, pacer: l.opts.VerifyPacer, stop: l.verify.stop}
 	sum, err := segment.Scan(r, snap.end, segment.ScanOptions{Name: s.path, Sealed: true, Visit: check.visit})
 	if err == nil {
@@ -75,7 +84,6 @@ func (l *Log) verifyOne(s *seg) error {
 type sealedSnapshot struct {
 	file      vfs.File
 	end, next int64
-	entries   []segment.IndexEntry
 }
 
 // snapshotSealed takes a reference on s and what it claims, when it is
@@ -86,7 +94,7 @@ func (l *Log) snapshotSealed(s *seg) (sealedSnapshot, bool) {
 	if !s.sealed.Load() || !l.holds(s) || !s.acquire() {
 		return sealedSnapshot{}, false
 	}
-	return sealedSnapshot{file: s.file, end: s.fillPos, next: s.fillNext, entries: s.entries}, true
+	return sealedSnapshot{file: s.file, end: s.fillPos, next: s.fillNext}, true
 }
 
 // verdict acts on a verification's outcome. Damage takes the log offline

@@ -1,0 +1,90 @@
+package shardlog
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/felixbroker/felix/segment"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// Sealed segments reopen on their index's head, their entries left to load
+// when first needed (here nothing verifies them first: TrustIndexes). What
+// needs them still answers as before the reopen: where each generation
+// ends, and a Truncate inside such a segment, after which appends go on
+// and a reopen finds the same log.
+func TestSegmentsOpenedOnTheirIndexHeadFindGenerationsAndTruncate(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, OnCommit())
+	o.TrustIndexes = true
+	l := mustOpen(t, o)
+	n := int64(0)
+	for _, g := range []uint32{1, 1, 1, 3, 3, 7} {
+		for range 40 {
+			if _, err := l.AppendWait([]Entry{{Key: key(n), Value: value(n)}}, g); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+	l.Close()
+	l = mustOpen(t, o)
+	defer l.Close()
+	lazy := 0
+	for _, s := range *l.segs.Load() {
+		if s.lazy.Load() != nil {
+			lazy++
+		}
+	}
+	if lazy < 3 {
+		t.Fatalf("only %d segments opened on their index head", lazy)
+	}
+	for gen, want := range map[uint32]int64{0: 0, 1: 120, 2: 120, 3: 200, 6: 200, 7: 240, 9: 240} {
+		if got := l.GenerationEnd(gen); got != want {
+			t.Fatalf("GenerationEnd(%d) = %d, want %d", gen, got, want)
+		}
+	}
+	if _, _, err := l.Read(150, 1, nil); err != nil { // loads the entries of the segment to truncate
+		t.Fatal(err)
+	}
+	if err := l.Truncate(140); err != nil {
+		t.Fatal(err)
+	}
+	if l.GenerationEnd(1) != 120 || l.GenerationEnd(3) != 140 {
+		t.Fatalf("after truncating at 140: generation 1 ends at %d, 3 at %d", l.GenerationEnd(1), l.GenerationEnd(3))
+	}
+	for n := int64(140); n < 240; n++ { // other sizes, rolling the truncated segment over: sealed again
+		if _, err := l.AppendWait([]Entry{{Key: key(n), Value: value(n + 50)}}, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := readAll(t, l)
+	checkPrefix(t, recs[:140], 0)
+	for n := int64(140); n < 240; n++ {
+		if r := recs[n]; r.Offset != n || !bytes.Equal(r.Value, value(n+50)) {
+			t.Fatalf("record %d: offset %d value %q", n, r.Offset, r.Value)
+		}
+		if b, _, err := l.Read(n, 1, nil); err != nil || !bytes.Equal(firstValue(t, b), value(n+50)) {
+			t.Fatalf("read at %d: %q, %v", n, firstValue(t, b), err)
+		}
+	}
+	if len(recs) != 240 || l.GenerationEnd(1) != 120 || l.GenerationEnd(3) != 240 {
+		t.Fatalf("appended again to 240: %d records, generation 1 ends at %d", len(recs), l.GenerationEnd(1))
+	}
+	l.Close()
+	l = mustOpen(t, o)
+	defer l.Close()
+	if recs := readAll(t, l); len(recs) != 240 || l.GenerationEnd(1) != 120 {
+		t.Fatalf("reopened: %d records, generation 1 ends at %d", len(recs), l.GenerationEnd(1))
+	}
+}
+
+func firstValue(t *testing.T, b []byte) []byte {
+	t.Helper()
+	it := segment.NewIter(b)
+	r, ok := it.Next()
+	if !ok {
+		return nil
+	}
+	return r.Value
+}
