@@ -37,9 +37,21 @@ type Config struct {
 	// IdleTimeout closes a connection silent for this long (idle_timeout);
 	// a client PINGs within it. Default 5m; negative means never.
 	IdleTimeout time.Duration
+	// FrameTimeout closes a connection whose frame, once its first byte
+	// is in, is not whole within this (frame_timeout): bytes trickling in
+	// are not activity. Default 30s; negative means never.
+	FrameTimeout time.Duration
 	// OutboundBytesMax is each connection's budget of answer and event
 	// bytes waiting for its socket (see the package doc). Default 8 MiB.
 	OutboundBytesMax int
+	// InboundBytesMax bounds the bytes the unfinished frames of every
+	// connection together may hold (inbound.go); a connection whose frame
+	// would take more is closed with overloaded. Default 256 MiB.
+	InboundBytesMax int
+	// ConnectionsMax bounds the open client connections, TLS ones
+	// included, with auth on or off; one more is answered ERROR overloaded
+	// and closed. Default 4,096.
+	ConnectionsMax int
 	// Multicore runs one gnet event loop per processor but one
 	// (GOMAXPROCS-1, at least one), or EventLoops of them; false runs one
 	// loop. A loop waiting in epoll_wait holds a processor (see "Event
@@ -88,7 +100,10 @@ const (
 	DefaultAddr             = "127.0.0.1:7117"
 	DefaultHandshakeTimeout = 5 * time.Second
 	DefaultIdleTimeout      = 5 * time.Minute
+	DefaultFrameTimeout     = 30 * time.Second
 	DefaultOutboundBytesMax = 8 << 20
+	DefaultInboundBytesMax  = 256 << 20
+	DefaultConnectionsMax   = 4096
 )
 
 // DefaultConfig is the configuration `felix serve` starts from: every
@@ -127,8 +142,17 @@ func (c Config) withDefaults() (Config, error) {
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
 	}
+	if c.FrameTimeout == 0 {
+		c.FrameTimeout = DefaultFrameTimeout
+	}
 	if c.OutboundBytesMax <= 0 {
 		c.OutboundBytesMax = DefaultOutboundBytesMax
+	}
+	if c.InboundBytesMax <= 0 {
+		c.InboundBytesMax = DefaultInboundBytesMax
+	}
+	if c.ConnectionsMax <= 0 {
+		c.ConnectionsMax = DefaultConnectionsMax
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -1,8 +1,6 @@
 package netio
 
 import (
-	"encoding/binary"
-	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -33,6 +31,7 @@ type conn struct {
 	principal Principal
 	auth      connAuth // the credential behind principal (authn.go)
 	reader    wire.Reader
+	part      unfinished // the frame still arriving (inbound.go)
 	pub       wire.Publish
 	recs      []engine.Record
 	wakes     engine.WakeList // committers to wake once the read is handled
@@ -66,66 +65,18 @@ func newConn(s *Server, gc transport) *conn {
 // writes it while the loop reads on.
 const flushHereBytes = 16 << 10
 
-// traffic is OnTraffic: decode every whole frame in the inbound buffer and
-// handle it, then write the answers in one go.
+// traffic is OnTraffic: decode every whole frame the transport holds and
+// handle it (inbound.go), then write the answers in one go. Only whole
+// frames are activity for the idle timeout.
 func (c *conn) traffic() gnet.Action {
-	c.lastActive.Store(c.s.clock.Load())
 	c.out.beginTraffic()
-	for !c.refusing {
-		f, ok := c.nextFrame()
-		if !ok {
-			break
-		}
-		c.s.cfg.Metrics.BytesIn.Add(uint64(f.Size()))
-		c.handle(f)
-		_, _ = c.gc.Discard(f.Size())
-	}
-	if c.refusing {
-		_, _ = c.gc.Discard(c.gc.InboundBuffered())
+	if c.readFrames() {
+		c.lastActive.Store(c.s.clock.Load())
 	}
 	c.wakes.FlushHere(flushHereBytes)
 	c.out.flushOnLoop()
 	c.wakes.Wake()
 	return gnet.None
-}
-
-// nextFrame finds the next whole frame. A frame still arriving stays in
-// gnet's buffer, and only its header is looked at until the rest is in (so
-// a big frame is not copied over and over); its length is checked against
-// the limit as soon as the four length bytes are in. A frame that can never
-// be valid is refused, and the connection closes.
-func (c *conn) nextFrame() (wire.Frame, bool) {
-	n := c.gc.InboundBuffered()
-	if n < 4 {
-		return wire.Frame{}, false
-	}
-	head, _ := c.gc.Peek(min(n, wire.HeaderSize))
-	f, need, err := c.reader.Next(head)
-	if err == nil && need > 0 {
-		total := len(head) + need
-		if n < total {
-			return wire.Frame{}, false
-		}
-		whole, _ := c.gc.Peek(total)
-		f, _, err = c.reader.Next(whole)
-	}
-	if err != nil {
-		id := f.RequestID // set when the header is sound but the type or flags are not
-		if errors.Is(err, wire.CodeFrameTooLarge) {
-			id = requestIDOf(head) // too long, yet a header: answer it
-		}
-		c.refuse(id, toWire(err))
-		return wire.Frame{}, false
-	}
-	return f, true
-}
-
-// requestIDOf reads the request id of a header, or 0 when it is not all in.
-func requestIDOf(head []byte) uint64 {
-	if len(head) < wire.HeaderSize {
-		return 0
-	}
-	return binary.LittleEndian.Uint64(head[8:])
 }
 
 // handle dispatches one frame.
@@ -257,6 +208,7 @@ func (c *conn) brokerList(f wire.Frame) {
 // subscriptions without a word.
 func (c *conn) closed() {
 	c.out.markClosed()
+	c.dropUnfinished()
 	c.endSubscriptions(errConnClosed)
 	c.endWatches(errConnClosed)
 	c.endGroups(errConnClosed)

@@ -14,7 +14,8 @@
 //
 // # A connection's life
 //
-//	accept ──> OnOpen: register, start the handshake clock
+//	accept ──> OnOpen: a slot of Config.ConnectionsMax (none left: ERROR
+//	   │       overloaded, close), register, start the handshake clock
 //	   │
 //	   ├─ HELLO ──> Negotiate, Authenticate ──> HELLO_OK        (anything else first:
 //	   │                                                         ERROR handshake_required, close)
@@ -25,26 +26,33 @@
 //	   │     STREAM_*, BROKER_LIST, PING ──> their answers
 //	   │
 //	   └─ close: by the client; after ERROR for a frame that breaks the framing
-//	      (malformed, oversized, unknown type: the ERROR names the request id
-//	      when the header was readable); after handshake_timeout or
-//	      idle_timeout; after answers pile past twice the outbound budget
-//	      (a client that never reads); or by Stop.
-//	      OnClose drops what waits for the socket and ends the subscriptions.
+//	      (malformed, oversized for the limit or for its type, unknown type:
+//	      the ERROR names the request id when the header was readable); after
+//	      handshake_timeout, frame_timeout or idle_timeout; after ERROR
+//	      overloaded when its unfinished frame would pass Config.InboundBytesMax
+//	      (shed); after answers pile past twice the outbound budget (a client
+//	      that never reads); or by Stop. OnClose drops what waits for the
+//	      socket, gives back the unfinished frame's buffer and the slot, and
+//	      ends the subscriptions.
 //
-// Frames are decoded in OnTraffic straight from gnet's inbound buffer: a
-// frame that arrived whole is read in place (a publish's records alias it
-// until Stream.Publish has copied them into the shard's write buffer); one
-// still arriving is looked at only through its header, whose length is
-// checked against the frame limit before the body is waited for.
+// Frames are decoded in OnTraffic (inbound.go). A frame that arrived whole
+// in one read is read in place, in the loop's read buffer (a publish's
+// records alias it until Stream.Publish has copied them into the shard's
+// write buffer). The start of one still arriving is checked as soon as its
+// header is in (the frame limit, its type's own bound, HELLO first) and
+// copied into a pooled frameBuf that grows only with the bytes that arrive;
+// every read is consumed to its last byte, so gnet's per-connection inbound
+// buffer is never used. The frameBufs of all connections together hold at
+// most Config.InboundBytesMax.
 //
 // # Goroutines and what each owns
 //
 //   - gnet event loops (with Multicore, one per processor but one; see
 //     "Event loops and processors"): OnOpen, OnTraffic,
 //     OnClose and every AsyncWrite callback of their connections. A loop
-//     owns its connections' decode state (wire.Reader, the Publish and
-//     record scratch, the stream-name cache, the principal, the refusing
-//     flag, the subscription id counter). Handlers never block: a publish
+//     owns its connections' decode state (wire.Reader, the unfinished
+//     frame, the Publish and record scratch, the stream-name cache, the
+//     principal, the refusing flag, the subscription id counter). Handlers never block: a publish
 //     is handed to the engine and answered later; stream create and delete
 //     (disk IO) run on a goroutine of their own and answer from there.
 //   - Log committers (the engine's; or the loop itself for a stream kept in
@@ -92,8 +100,9 @@
 //     resource, and one shardGate per shard.
 //   - gnet's ticker calls OnTick, which runs the sweep: it moves the
 //     server's coarse clock (connections stamp their last activity with
-//     it, an atomic load per read) and closes connections past their
-//     handshake or idle deadline. gnet has no deadlines; tests call sweep
+//     it, an atomic load per read with a whole frame in it; an unfinished
+//     frame stamps its start) and closes connections past their
+//     handshake, frame or idle deadline. gnet has no deadlines; tests call sweep
 //     with a fake time instead of waiting.
 //   - Stop's caller.
 //   - TLS connections (Config.TLSAddr) have no gnet loop: an accept loop,
@@ -158,6 +167,14 @@
 //	used = bytes committed and not yet written into gnet
 //	     + gnet's outbound buffer, as last sampled on the loop
 //
+// gnet copies what the socket does not take into pooled pieces of
+// power-of-two sizes, one per write (257 KiB takes 512). So the outbox
+// writes in pieces of writeChunkBytes (256 KiB), and hands gnet nothing
+// while gnet holds more than sockBacklogBytesMax (256 KiB) of the
+// connection's bytes: frames wait in the outbox's buffer and the loop
+// samples gnet again after 1 ms, doubling to 32 ms. What gnet's copies add
+// to the bytes is then a few times 256 KiB at most.
+//
 // A deliverer pulls from its subscription only while used is below
 // Config.OutboundBytesMax, and at most the room left. A subscriber that
 // does not read stops its deliverer; its engine queue fills and the engine
@@ -168,7 +185,9 @@
 // publisher waits. gnet says nothing when its buffer drains, so a
 // deliverer blocked on it asks the loop to sample it again after 1 ms,
 // doubling to 32 ms. Answers to requests are never refused for budget; a
-// connection whose outbox passes twice the budget plus one frame is closed.
+// connection whose outbox passes twice the budget plus one frame is closed,
+// counting the outbox's buffers at their capacity and gnet's backlog: a
+// bound on memory, not only on bytes.
 //
 // # Stop
 //

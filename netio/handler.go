@@ -25,14 +25,17 @@ func (h *handler) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if h.s.stopping.Load() {
 		return nil, gnet.Close
 	}
+	if refusal := h.s.admitConn(); refusal != nil {
+		return refusal, gnet.Close
+	}
 	c := h.s.openConn(gc)
 	c.out.fd = socketFD(gc)
 	gc.SetContext(c)
 	return nil, gnet.None
 }
 
-// openConn starts serving a connection on either transport: register it
-// and count it. On the connection's loop.
+// openConn starts serving a connection on either transport, admitted
+// (admitConn): register it and count it. On the connection's loop.
 func (s *Server) openConn(t transport) *conn {
 	c := newConn(s, t)
 	s.register(c)
@@ -47,6 +50,7 @@ func (s *Server) closeConn(c *conn, err error) {
 	c.closed()
 	c.releaseAuth()
 	s.unregister(c)
+	s.releaseSlot()
 	s.cfg.Metrics.ConnectionsClosed.Add(1)
 	s.cfg.Metrics.ConnectionsActive.Add(-1)
 	if err != nil {

@@ -11,9 +11,7 @@ import (
 // version range this broker does not speak, or a token the Authenticator
 // refuses is answered with ERROR and the connection closes.
 func (c *conn) handshake(f wire.Frame) {
-	if f.Type != wire.TypeHello {
-		c.refuseHello(f.RequestID, &wire.Error{Code: wire.CodeHandshakeRequired,
-			Message: "the first frame must be HELLO, not " + f.Type.String()})
+	if c.refuseNotHello(f) {
 		return
 	}
 	var h wire.Hello
@@ -49,6 +47,17 @@ func (c *conn) handshake(f wire.Frame) {
 	}))
 }
 
+// refuseNotHello refuses a first frame that is not HELLO, from its header
+// alone, and reports whether it did.
+func (c *conn) refuseNotHello(f wire.Frame) bool {
+	if f.Type == wire.TypeHello {
+		return false
+	}
+	c.refuseHello(f.RequestID, &wire.Error{Code: wire.CodeHandshakeRequired,
+		Message: "the first frame must be HELLO, not " + f.Type.String()})
+	return true
+}
+
 func (c *conn) refuseHello(requestID uint64, e *wire.Error) {
 	c.s.cfg.Metrics.HandshakesFailed.Add(1)
 	c.refuse(requestID, e)
@@ -65,18 +74,27 @@ func (s *Server) sweep(now time.Time) {
 	}
 }
 
-// checkTimers closes the connection with handshake_timeout or idle_timeout
-// when its deadline has passed. Called by the sweep, off the loop.
+// checkTimers closes the connection with handshake_timeout, frame_timeout
+// or idle_timeout when its deadline has passed. Called by the sweep, off
+// the loop. While a frame is arriving, its deadline stands in for the idle
+// one (with no frame timeout, the idle one runs on: trickled bytes are not
+// activity, only whole frames are).
 func (c *conn) checkTimers(now int64) {
 	cfg := &c.s.cfg
 	if c.helloDone.Load() && c.checkExpiry(now) {
 		return
 	}
+	since := c.part.since.Load()
 	switch {
 	case !c.helloDone.Load():
 		if time.Duration(now-c.openedAt) >= cfg.HandshakeTimeout {
 			c.expire(&cfg.Metrics.HandshakesFailed,
 				&wire.Error{Code: wire.CodeHandshakeTimeout, Message: "no HELLO within " + cfg.HandshakeTimeout.String()})
+		}
+	case since != 0 && cfg.FrameTimeout > 0:
+		if time.Duration(now-since) >= cfg.FrameTimeout {
+			c.expire(&cfg.Metrics.FrameTimeouts,
+				&wire.Error{Code: wire.CodeFrameTimeout, Message: "a frame did not arrive whole within " + cfg.FrameTimeout.String()})
 		}
 	case cfg.IdleTimeout > 0:
 		if time.Duration(now-c.lastActive.Load()) >= cfg.IdleTimeout {

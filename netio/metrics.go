@@ -25,6 +25,19 @@ type Metrics struct {
 	// up past twice the outbound budget: a client that sends and never
 	// reads.
 	AnswersUnread atomic.Uint64
+	// ConnectionsRefused counts connections refused at accept because
+	// Config.ConnectionsMax were open.
+	ConnectionsRefused atomic.Uint64
+	// ConnectionsShed counts connections closed because their unfinished
+	// frame would have taken the unfinished frames of every connection
+	// past Config.InboundBytesMax.
+	ConnectionsShed atomic.Uint64
+	// FrameTimeouts counts connections closed because a frame did not
+	// arrive whole within Config.FrameTimeout.
+	FrameTimeouts atomic.Uint64
+	// InboundBuffered is the bytes unfinished frames hold, all
+	// connections together (at most Config.InboundBytesMax).
+	InboundBuffered atomic.Int64
 
 	BytesIn  atomic.Uint64
 	BytesOut atomic.Uint64

@@ -15,12 +15,29 @@ import (
 // bigger one (after a burst of events) goes back to the garbage collector.
 const outboxKeepBytes = 256 << 10
 
-// Polling bounds while a subscriber waits for a full socket to drain: gnet
-// says nothing when its outbound buffer empties, so a blocked deliverer
-// asks the loop again after these delays, doubling.
+// Polling bounds while a subscriber, or the outbox itself, waits for a
+// full socket to drain: gnet says nothing when its outbound buffer empties,
+// so the loop is asked again after these delays, doubling.
 const (
 	drainPollFirst = time.Millisecond
 	drainPollMax   = 32 * time.Millisecond
+)
+
+// How the outbox hands bytes to gnet, whose outbound buffer copies what the
+// socket does not take at once into pooled pieces of power-of-two sizes (a
+// write of 257 KiB takes 512), one piece and one list node per write.
+const (
+	// writeChunkBytes is the largest piece one write hands gnet: a power of
+	// two, so gnet's copy of a whole piece wastes nothing and only a
+	// write's last piece is rounded up.
+	writeChunkBytes = 256 << 10
+	// sockBacklogBytesMax: while gnet holds more than this of the
+	// connection's bytes (as last sampled on the loop), the outbox hands it
+	// nothing more; frames wait in the outbox's own buffer, and the loop
+	// samples gnet again after drainPollFirst, doubling to drainPollMax. It
+	// bounds what gnet's rounding and nodes add for small writes to a few
+	// times this.
+	sockBacklogBytesMax = 256 << 10
 )
 
 // outbox is one connection's ordered queue of frames for its socket. Every
@@ -50,7 +67,11 @@ const (
 // written into gnet (queued) plus gnet's own outbound buffer as last seen on
 // the loop (sock). Deliverers pull events only while it is below the
 // budget; answers are always accepted, and a connection whose answers pile
-// past twice the budget is closed (a client that sends and never reads).
+// past twice the budget plus a frame is closed (a client that sends and
+// never reads). That cap counts the outbox's buffers at their capacity and
+// gnet's bytes, so it bounds memory, not only bytes: gnet's copies add at
+// most a few sockBacklogBytesMax to it, as the outbox writes to gnet in
+// pieces and only while gnet's backlog is under sockBacklogBytesMax.
 type outbox struct {
 	gc        transport
 	budget    int
@@ -69,6 +90,9 @@ type outbox struct {
 	closed     bool   // the connection is gone: commits are dropped
 	batched    bool   // deferred to a flush's AckBatch: FlushAcks writes buf
 	room       chan struct{}
+	holdTimer  *time.Timer   // probes the loop while buf waits for gnet's backlog to shrink
+	holdPoll   time.Duration // the next hold's delay
+	holding    bool          // holdTimer is set and has not run its probe yet
 
 	queued atomic.Int64 // len(buf) + len(writing)
 	sock   atomic.Int64 // gnet's outbound buffer, sampled on the loop
@@ -135,7 +159,7 @@ func (o *outbox) takeLocked(b []byte) bool {
 // unlockOverCap releases mu and aborts the connection when what it holds
 // unsent passed the hard cap.
 func (o *outbox) unlockOverCap() {
-	over := o.used() > int64(o.hardCap)
+	over := o.heldLocked() > int64(o.hardCap)
 	o.mu.Unlock()
 	if over {
 		o.abort()
@@ -192,6 +216,12 @@ func (o *outbox) writeDirectLocked() {
 	o.buf = o.buf[:copy(o.buf, o.buf[n:])]
 }
 
+// heldLocked is the memory the connection's unsent frames take: the
+// outbox's buffers at their capacity and gnet's backlog as last sampled.
+func (o *outbox) heldLocked() int64 {
+	return int64(cap(o.buf)+cap(o.writing)) + o.sock.Load()
+}
+
 // account moves the queued count and the server-wide gauge by delta.
 func (o *outbox) account(delta int) {
 	q := o.queued.Add(int64(delta))
@@ -201,8 +231,10 @@ func (o *outbox) account(delta int) {
 	}
 }
 
-// kickLocked hands buf to gnet unless a write is already on its way or the
-// loop will flush on its way out of OnTraffic.
+// kickLocked hands buf to gnet unless a write is already on its way, the
+// loop will flush on its way out of OnTraffic, or gnet's backlog is over
+// its mark (then buf is held). The first piece goes with AsyncWrite, the
+// rest from its callback, on the loop.
 func (o *outbox) kickLocked() {
 	if o.inflight || o.deferred {
 		return
@@ -213,9 +245,13 @@ func (o *outbox) kickLocked() {
 		}
 		return
 	}
+	if !o.sockHasRoomLocked() {
+		o.holdLocked(false)
+		return
+	}
 	o.inflight = true
 	o.writing = o.swapLocked()
-	if err := o.gc.AsyncWrite(o.writing, o.writtenFn); err != nil {
+	if err := o.gc.AsyncWrite(o.writing[:min(len(o.writing), writeChunkBytes)], o.writtenFn); err != nil {
 		// The loop is gone (the engine is stopping): nothing will call back.
 		o.account(-len(o.writing))
 		o.writing, o.inflight = nil, false
@@ -242,9 +278,16 @@ func (o *outbox) doneWritingLocked() {
 	o.writing = nil
 }
 
-// written is the AsyncWrite callback, on the loop: gnet has sent the buffer
-// or copied it into its outbound buffer.
+// written is the AsyncWrite callback, on the loop: gnet has sent the
+// buffer's first piece or copied it into its outbound buffer; the rest
+// follows in pieces.
 func (o *outbox) written(_ gnet.Conn, err error) error {
+	o.mu.Lock()
+	rest := o.writing[min(len(o.writing), writeChunkBytes):] // writing is ours while inflight
+	o.mu.Unlock()
+	if err == nil && len(rest) > 0 {
+		err = writePieces(o.gc, rest) // may close the connection: OnClose takes mu
+	}
 	o.mu.Lock()
 	o.doneWritingLocked()
 	if err != nil {
@@ -279,28 +322,90 @@ func (o *outbox) flushOnLoop() {
 }
 
 // drainLocked runs on the loop with mu held and inflight set: it writes buf
-// until it is empty, samples gnet's outbound buffer, closes the connection
-// if asked to, wakes waiting deliverers, and unlocks.
+// until it is empty or gnet's backlog passes its mark (then buf is held),
+// samples gnet's outbound buffer, closes the connection if asked to, wakes
+// waiting deliverers, and unlocks.
 func (o *outbox) drainLocked() {
-	for len(o.buf) > 0 && !o.closed {
+	wrote := false
+	for len(o.buf) > 0 && !o.closed && o.sockHasRoomLocked() {
 		o.writing = o.swapLocked()
 		o.mu.Unlock()
-		_, err := o.gc.Write(o.writing) // may close the connection: OnClose takes mu
+		err := writePieces(o.gc, o.writing) // may close the connection: OnClose takes mu
 		o.mu.Lock()
 		o.doneWritingLocked()
 		if err != nil {
 			o.closeLocked()
 		}
+		if !o.closed {
+			o.sampleSockLocked()
+		}
+		wrote = true
 	}
 	o.inflight = false
-	if !o.closed {
-		o.sampleSockLocked()
-		if o.closeAfter {
-			_ = o.gc.Close()
-		}
-	}
+	o.settleLocked(wrote)
 	o.signalRoomLocked()
 	o.mu.Unlock()
+}
+
+// settleLocked ends a drain: it samples gnet's buffer if nothing was
+// written, holds what gnet's backlog left in buf, or closes the connection
+// if asked to and nothing is left.
+func (o *outbox) settleLocked(wrote bool) {
+	if o.closed {
+		return
+	}
+	if !wrote {
+		o.sampleSockLocked()
+	}
+	if len(o.buf) > 0 {
+		o.holdLocked(wrote)
+		return
+	}
+	if o.closeAfter {
+		_ = o.gc.Close()
+	}
+}
+
+// sockHasRoomLocked reports whether gnet may be handed more: its backlog as
+// last sampled (never less than it is: only the outbox's own writes add to
+// it, and each is sampled after) is within its mark, or the connection is
+// closing and everything goes.
+func (o *outbox) sockHasRoomLocked() bool {
+	return o.closeAfter || o.sock.Load() <= sockBacklogBytesMax
+}
+
+// holdLocked keeps buf while gnet's backlog is over its mark and asks the
+// loop to look again after a while (gnet says nothing when its buffer
+// drains): drainPollFirst after a write, doubling while nothing is. A
+// probe already on its way is left alone, so commits cannot keep putting
+// it off.
+func (o *outbox) holdLocked(wrote bool) {
+	if o.holding {
+		return
+	}
+	o.holding = true
+	if wrote || o.holdPoll == 0 {
+		o.holdPoll = drainPollFirst
+	} else {
+		o.holdPoll = min(2*o.holdPoll, drainPollMax)
+	}
+	if o.holdTimer == nil {
+		o.holdTimer = time.AfterFunc(o.holdPoll, o.probe)
+		return
+	}
+	o.holdTimer.Reset(o.holdPoll)
+}
+
+// writePieces writes b in pieces of at most writeChunkBytes. On the loop.
+func writePieces(t transport, b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), writeChunkBytes)
+		if _, err := t.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // sampleSockLocked reads gnet's outbound buffer; on the loop only.
@@ -347,6 +452,9 @@ func (o *outbox) markClosed() {
 func (o *outbox) closeLocked() {
 	if o.closed {
 		return
+	}
+	if o.holdTimer != nil {
+		o.holdTimer.Stop()
 	}
 	o.closed = true
 	o.account(-len(o.buf))
@@ -418,14 +526,19 @@ func (o *outbox) probe() {
 	}
 }
 
-// Run is the probe, on the loop.
+// Run is the probe, on the loop: it samples gnet's buffer and writes what
+// the outbox held for it.
 func (o *outbox) Run(context.Context) error {
 	o.mu.Lock()
-	if !o.closed && !o.inflight {
-		o.sampleSockLocked()
+	o.holding = false
+	if o.closed || o.inflight {
+		o.signalRoomLocked()
+		o.mu.Unlock()
+		return nil
 	}
-	o.signalRoomLocked()
-	o.mu.Unlock()
+	o.sampleSockLocked()
+	o.inflight = true
+	o.drainLocked()
 	return nil
 }
 

@@ -53,6 +53,9 @@ type Server struct {
 	clock    atomic.Int64 // unix ns of the last sweep: the connections' coarse clock
 	work     tracker      // publishes awaiting their answer, live deliverers
 
+	connSlots   atomic.Int64 // connections admitted and not yet closed (connlimit.go)
+	inboundHeld atomic.Int64 // bytes unfinished frames hold (inbound.go)
+
 	addr    net.Addr
 	advAddr string
 	eng     gnet.Engine

@@ -95,6 +95,12 @@ func (l *tlsListener) serve(nc *tls.Conn) {
 		return
 	}
 	defer l.untrack(t)
+	if refusal := l.s.admitConn(); refusal != nil {
+		_ = nc.SetWriteDeadline(time.Now().Add(tlsCloseFlushTimeout))
+		_, _ = nc.Write(refusal)
+		_ = nc.Close()
+		return
+	}
 	t.serve(l.s)
 }
 

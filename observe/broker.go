@@ -132,6 +132,14 @@ func registerNet(r *Registry, m *netio.Metrics) {
 	r.CounterFunc("felix_frames_refused_total", "Frames answered with an error and a close: malformed, oversized, unknown.", func() float64 { return u(m.FramesRefused.Load()) })
 	r.CounterFunc("felix_unread_answers_closes_total", "Connections closed because they sent requests and never read the answers.",
 		func() float64 { return u(m.AnswersUnread.Load()) })
+	r.CounterFunc("felix_connections_refused_total", "Connections refused at accept because the broker's maximum were open.",
+		func() float64 { return u(m.ConnectionsRefused.Load()) })
+	r.CounterFunc("felix_connections_shed_total", "Connections closed because their unfinished frame would have passed the bound on all unfinished frames.",
+		func() float64 { return u(m.ConnectionsShed.Load()) })
+	r.CounterFunc("felix_frame_timeouts_total", "Connections closed because a frame did not arrive whole within the frame timeout.",
+		func() float64 { return u(m.FrameTimeouts.Load()) })
+	r.GaugeFunc("felix_inbound_buffered_bytes", "Bytes the unfinished frames of client connections hold, all connections.",
+		func() float64 { return float64(m.InboundBuffered.Load()) })
 	r.CounterFunc("felix_network_received_bytes_total", "Bytes read from client sockets.", func() float64 { return u(m.BytesIn.Load()) })
 	r.CounterFunc("felix_network_sent_bytes_total", "Bytes written to client sockets.", func() float64 { return u(m.BytesOut.Load()) })
 	r.GaugeFunc("felix_outbound_buffered_bytes", "Answer and event bytes waiting for client sockets, all connections.",

@@ -29,6 +29,7 @@ var requiredFamilies = []string{
 	"felix_publish_requests_total", "felix_publish_ack_duration_seconds",
 	"felix_subscribers", "felix_subscriber_dropped_records_total",
 	"felix_connections", "felix_outbound_buffered_bytes",
+	"felix_connections_refused_total", "felix_connections_shed_total", "felix_frame_timeouts_total", "felix_inbound_buffered_bytes",
 	"felix_cache_operations_total", "felix_cache_keys",
 	"felix_group_lag_records", "felix_group_dead_letters",
 }
