@@ -36,6 +36,9 @@ type serveCmd struct {
 	MaxFrameBytes     *string `help:"Largest frame a client may send (default 4 MiB)."`
 	HandshakeTimeout  *string `help:"Close connections that do not complete the handshake within this (default 5s)."`
 	IdleTimeout       *string `help:"Close connections idle this long (default 5m)."`
+	FrameTimeout      *string `name:"frame-timeout" help:"Close connections whose frame is not whole this long after its first byte; negative: never (default 30s)."`
+	MaxConnections    *string `name:"max-connections" help:"Open client connections at most, auth on or off; more are refused with overloaded (default 4096)."`
+	MaxInboundBytes   *string `name:"max-inbound-bytes" help:"Bytes the unfinished frames of all connections may hold together; past it connections are shed with overloaded (default 256 MiB)."`
 	EventLoops        *string `name:"event-loops" help:"Network event loops (default 0: one per processor but one, at least one)."`
 	BrokerID          *string `name:"broker-id" help:"This broker's id (default: the host name)."`
 	LogFormat         *string `help:"auto (text on a terminal, JSON otherwise), text, json."`
@@ -59,6 +62,7 @@ func (c *serveCmd) flags() map[string]string {
 		"retention-max-age": c.RetentionMaxAge, "retention-max-bytes": c.RetentionMaxBytes, "dead-letter-max-age": c.DeadLetterMaxAge,
 		"segment-bytes": c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
 		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "event-loops": c.EventLoops,
+		"frame-timeout": c.FrameTimeout, "max-connections": c.MaxConnections, "max-inbound-bytes": c.MaxInboundBytes,
 		"broker-id":  c.BrokerID,
 		"log-format": c.LogFormat, "log-level": c.LogLevel,
 		"auth-keys": c.AuthKeys, "tls-addr": c.TLSAddr, "tls-cert": c.TLSCert, "tls-key": c.TLSKey,
@@ -117,6 +121,7 @@ type serveConfig struct {
 	ioMode                             ring.Mode
 	maxFrameBytes, eventLoops          int
 	handshakeTimeout, idleTimeout      time.Duration
+	netLimits                          netLimits
 	security                           securityConfig
 	logger                             *slog.Logger
 }
@@ -155,6 +160,10 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 	check("handshake-timeout", err)
 	c.idleTimeout, err = time.ParseDuration(st.get("idle-timeout"))
 	check("idle-timeout", err)
+	c.netLimits, err = parseNetLimits(st)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	c.eventLoops, err = strconv.Atoi(st.get("event-loops"))
 	if err == nil && c.eventLoops < 0 {
 		err = errors.New("must be 0 (automatic) or more")
@@ -277,6 +286,7 @@ func startBroker(cfg serveConfig) (*broker, error) {
 		HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
 		EventLoops: cfg.eventLoops,
 	}
+	cfg.netLimits.configure(&ncfg)
 	if b.reloads, err = cfg.security.configure(&ncfg, b.engine, cfg.logger); err == nil {
 		b.server, err = netio.NewServer(ncfg)
 	}
