@@ -187,7 +187,9 @@
 // doubling to 32 ms. Answers to requests are never refused for budget; a
 // connection whose outbox passes twice the budget plus one frame is closed,
 // counting the outbox's buffers at their capacity and gnet's backlog: a
-// bound on memory, not only on bytes.
+// bound on memory, not only on bytes. The buffers an outbox keeps for reuse
+// are dropped by the sweep once nothing was committed since the last one,
+// so an idle connection holds none.
 //
 // # Stop
 //

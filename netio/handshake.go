@@ -65,12 +65,14 @@ func (c *conn) refuseHello(requestID uint64, e *wire.Error) {
 
 // sweep is the timer: OnTick calls it with the time, and tests call it with
 // a fake one. It moves the coarse clock connections stamp their activity
-// with, and closes every connection past its handshake or idle deadline.
+// with, closes every connection past its handshake, frame or idle
+// deadline, and drops the kept buffers of outboxes idle since the last.
 func (s *Server) sweep(now time.Time) {
 	ns := now.UnixNano()
 	s.clock.Store(ns)
 	for _, c := range s.connections() {
 		c.checkTimers(ns)
+		c.out.trimIdle()
 	}
 }
 

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"io"
 	"net"
 	"runtime"
 	"testing"
@@ -238,4 +239,38 @@ func (b *testBroker) connOf(c *rawClient) *conn {
 		}
 	}
 	return nil
+}
+
+// A connection that once had a burst of answers, read them all, and went
+// idle keeps no buffer for them past two sweeps (before the fix the outbox
+// kept up to two of 256 KiB for as long as the connection stayed open:
+// half a MiB a connection anyone could pin).
+func TestAnIdleConnectionKeepsNoAnswerBuffers(t *testing.T) {
+	clk := newFakeClock()
+	b := startBroker(t, func(c *Config) { c.Now = clk.Now })
+	const n, pings = 16, 10000
+	var burst []byte
+	for i := range pings {
+		burst = wire.AppendPing(burst, uint64(i+1), 1)
+	}
+	answers := make([]byte, len(burst)) // a PONG is as long as its PING
+	clients := b.dialMany(n, true)
+	base := liveHeapBytes()
+	for _, c := range clients {
+		c.send(burst)
+		c.nc.SetReadDeadline(time.Now().Add(waitLimit))
+		if _, err := io.ReadFull(c.nc, answers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := liveHeapBytes() - base
+	b.s.sweep(clk.advance(time.Millisecond)) // the burst was since the last sweep: kept
+	b.s.sweep(clk.advance(time.Millisecond)) // nothing since: dropped
+	if grown := liveHeapBytes() - base; grown > n*16<<10 {
+		t.Fatalf("%d idle connections after a burst of answers: the heap grew %d KiB (%d KiB before the sweeps)", n, grown>>10, kept>>10)
+	}
+	t.Logf("%d connections after a %d KiB burst each: +%d KiB before the sweeps", n, len(burst)>>10, kept>>10)
+	for _, c := range clients {
+		c.ping() // still served
+	}
 }

@@ -93,6 +93,7 @@ type outbox struct {
 	holdTimer  *time.Timer   // probes the loop while buf waits for gnet's backlog to shrink
 	holdPoll   time.Duration // the next hold's delay
 	holding    bool          // holdTimer is set and has not run its probe yet
+	committed  bool          // frames were committed since the last sweep (trimIdle)
 
 	queued atomic.Int64 // len(buf) + len(writing)
 	sock   atomic.Int64 // gnet's outbound buffer, sampled on the loop
@@ -153,6 +154,7 @@ func (o *outbox) takeLocked(b []byte) bool {
 	}
 	o.account(len(b) - len(o.buf))
 	o.buf = b
+	o.committed = true
 	return true
 }
 
@@ -220,6 +222,20 @@ func (o *outbox) writeDirectLocked() {
 // outbox's buffers at their capacity and gnet's backlog as last sampled.
 func (o *outbox) heldLocked() int64 {
 	return int64(cap(o.buf)+cap(o.writing)) + o.sock.Load()
+}
+
+// trimIdle drops the buffers the outbox keeps for reuse (up to
+// outboxKeepBytes each) once a sweep finds nothing committed since the one
+// before and nothing waiting: otherwise every connection that once had a
+// burst of answers would keep half a MiB for as long as it stays open.
+// Called by the sweep.
+func (o *outbox) trimIdle() {
+	o.mu.Lock()
+	if !o.committed && !o.inflight && !o.deferred && len(o.buf) == 0 {
+		o.buf, o.spare = nil, nil
+	}
+	o.committed = false
+	o.mu.Unlock()
 }
 
 // account moves the queued count and the server-wide gauge by delta.
