@@ -87,7 +87,7 @@ func (w *partWriter) begin(base int64) error {
 		return fmt.Errorf("felix/shardlog: creating %s: %w", path, err)
 	}
 	s := newSeg(w.l.opts.Dir, base)
-	s.file = f
+	s.file, s.compacted = f, true
 	w.cur, w.bufPos = s, 0
 	w.parts = append(w.parts, s)
 	w.paths = append(w.paths, path)

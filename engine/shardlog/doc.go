@@ -105,23 +105,27 @@
 // base every later segment is removed. Those are all that a crash can
 // have left unsynced, and all that recovery reads in full: a restart costs
 // the unsynced tail, not the log. Every segment before the point's was
-// sealed (synced, then its index written) before the point moved past it;
-// it opens on its index's head (header and last entry), after cheap checks
-// (recover_sealed.go: its size, its header, its records after the last
-// index entry, and that it ends exactly where the next begins), several
-// segments at once, or is verified in full at open when its index is
-// missing or disagrees. Its index entries load, checksum and all, when
-// first needed (index_lazy.go). Anything else refuses to open with a
+// sealed (synced, trimmed to its last record, its index written) before
+// the point moved past it. It opens on its header and its size alone
+// (recover_sealed.go), several at once: its records end where its file
+// does, and its offsets where the next segment's begin (or before, when
+// compacted). A header that does not stand is scanned, verifying the
+// segment, at open. What the rest of it says (its last generation, its
+// newest time, its index entries, through the index's checksum, checked
+// against its size, its last records and the next base) loads when first
+// needed (index_lazy.go): by a read, Truncate, GenerationEnd or retention
+// by age. Damage found at open refuses to open with a
 // *segment.CorruptionError naming file, byte and fault. Reopening is
 // idempotent.
 //
 // After Open, a background goroutine verifies each segment opened on its
 // index in full, newest first, paced (Options.VerifyPacer) and stopped by
 // Close (verify.go). Every read checks the checksums of the records it
-// returns, verified or not. Damage found by either, after Open, takes the
-// log offline (offline.go): every later Read and Append fails with
-// ErrOffline and the *segment.CorruptionError, so nothing past the damage
-// is ever served without it; the caller's other logs go on.
+// returns, verified or not, and never steps over offsets missing from a
+// dense segment. Damage found by any of them, or by a lazy load, after
+// Open, takes the log offline (offline.go): every later Read and Append
+// fails with ErrOffline and the *segment.CorruptionError, so nothing past
+// the damage is ever served without it; the caller's other logs go on.
 //
 // # Failure
 //

@@ -8,89 +8,173 @@ import (
 	"github.com/felixbroker/felix/segment"
 )
 
-// A sealed segment opens on its index's head (recover_sealed.go): 72 bytes
-// of the index file instead of 24 per entry, which for a log of many
-// segments is most of what an open would otherwise read. Its entries,
-// which a read needs to find a record, load on first use, through the
-// index's checksum: most old segments are never read before retention
-// removes them. Until then seg.entries is nil and seg.lazy is set; the
-// loaded entries never change, so readers take them without a lock.
-type lazyIndex struct {
-	loaded atomic.Pointer[[]segment.IndexEntry]
-	mu     sync.Mutex // one load at a time; a failed one is tried again
+// A sealed segment opens on its header and its size (recover_sealed.go):
+// what a read needs to serve it. The rest, read from its index and its
+// last records, loads on first use: its last generation, newest time and
+// last index entry (metaOf: Truncate, GenerationEnd, retention by age),
+// and its index entries (entriesOf: a read, the verifier, Truncate),
+// through the index's checksum. For a log of many segments most are never
+// read before retention removes them. Until then seg.lazy is set and the
+// fields it stands for (fillGen, maxTs, lastEntryPos, entries) stay zero;
+// what loads never changes, so it is read without a lock.
+type lazySealed struct {
+	mu      sync.Mutex // one load at a time; a failed one is tried again
+	meta    atomic.Pointer[sealedMeta]
+	entries atomic.Pointer[[]segment.IndexEntry]
+}
+
+// sealedMeta is what a sealed segment's index head and last records say.
+type sealedMeta struct {
+	lastGen      uint32 // the last record's generation
+	maxTs        int64  // the newest record's time
+	lastEntryPos int64  // the last index entry's byte position
+}
+
+// metaOf returns s's sealedMeta, loading it first when s opened without.
+// A failure is an IO error, or a *segment.CorruptionError when s's
+// records do not run to where it ends.
+func (l *Log) metaOf(s *seg) (sealedMeta, error) {
+	lz := s.lazy.Load()
+	if lz == nil {
+		return sealedMeta{lastGen: s.fillGen, maxTs: s.maxTs, lastEntryPos: s.lastEntryPos}, nil
+	}
+	if m := lz.meta.Load(); m != nil {
+		return *m, nil
+	}
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	return l.metaLocked(s, lz)
+}
+
+func (l *Log) metaLocked(s *seg, lz *lazySealed) (sealedMeta, error) {
+	if m := lz.meta.Load(); m != nil {
+		return *m, nil
+	}
+	if m, ok := l.metaFromHead(s); ok {
+		lz.meta.Store(&m)
+		return m, nil
+	}
+	return l.rebuildLocked(s, lz)
+}
+
+// metaFromHead reads s's index head and checks it against s: its size, its
+// end (the next segment's base, or at most that when compacted), and its
+// records after the last entry, which also give the newest time.
+func (l *Log) metaFromHead(s *seg) (sealedMeta, bool) {
+	h, ok := l.readIndexHead(s)
+	if !ok || h.DataEnd != s.fillPos || h.Next > s.fillNext || !s.compacted && h.Next != s.fillNext {
+		return sealedMeta{}, false
+	}
+	if h.Entries == 0 {
+		return sealedMeta{}, h.DataEnd == segment.HeaderSize
+	}
+	m := sealedMeta{lastGen: h.Last.Generation, maxTs: h.Last.MaxTimestamp, lastEntryPos: int64(h.Last.Pos)}
+	if h.DataEnd-int64(h.Last.Pos) > tailCheckBytesMax {
+		return m, true // a huge last record: the verifier reads it
+	}
+	maxTs, ok := l.checkTail(s, h)
+	m.maxTs = maxTs
+	return m, ok
+}
+
+// rebuildLocked scans s, verifying every record, when its index cannot
+// stand for it, and rewrites the index.
+func (l *Log) rebuildLocked(s *seg, lz *lazySealed) (sealedMeta, error) {
+	l.opts.Logger.Warn("a sealed segment's index is missing or disagrees with it; scanning the segment", "file", indexPath(s))
+	sum, err := l.scan(s, true, 0)
+	if err != nil {
+		return sealedMeta{}, err
+	}
+	if sum.End != s.fillPos || sum.Next > s.fillNext || !s.compacted && sum.Next != s.fillNext {
+		return sealedMeta{}, &segment.CorruptionError{File: s.path, Pos: sum.End,
+			Reason: fmt.Sprintf("records end at byte %d before offset %d; the file ends at byte %d and the next segment begins at offset %d",
+				sum.End, sum.Next, s.fillPos, s.fillNext)}
+	}
+	m := sealedMeta{lastGen: sum.LastGeneration, maxTs: sum.MaxTimestamp}
+	if n := len(sum.Index); n > 0 {
+		m.lastEntryPos = int64(sum.Index[n-1].Pos)
+	}
+	if err := l.writeIndexOf(s, sum.Index); err != nil {
+		l.opts.Logger.Warn("could not rewrite a segment index; it will be rebuilt next time", "file", indexPath(s), "err", err)
+	}
+	lz.meta.Store(&m)
+	lz.entries.Store(&sum.Index)
+	return m, nil
 }
 
 // entriesOf returns s's index entries, loading them first when s opened
-// on its index's head. A failure is an IO error, or a
-// *segment.CorruptionError when the segment's records do not verify.
+// without them; failures as metaOf's.
 func (l *Log) entriesOf(s *seg) ([]segment.IndexEntry, error) {
 	lz := s.lazy.Load()
 	if lz == nil {
 		return s.entries, nil
 	}
-	if e := lz.loaded.Load(); e != nil {
+	if e := lz.entries.Load(); e != nil {
 		return *e, nil
 	}
 	lz.mu.Lock()
 	defer lz.mu.Unlock()
-	if e := lz.loaded.Load(); e != nil {
+	if e := lz.entries.Load(); e != nil {
 		return *e, nil
 	}
-	entries, err := l.loadEntries(s)
-	if err != nil {
-		return nil, err
+	entries, err := l.loadEntriesLocked(s, lz)
+	if err == nil {
+		lz.entries.Store(&entries)
 	}
-	lz.loaded.Store(&entries)
-	return entries, nil
-}
-
-// loadEntries reads s's index, checksum and all, and checks it says what
-// the open took from its head; an index that no longer loads or agrees
-// is rebuilt (and rewritten) by scanning the segment, verifying it.
-func (l *Log) loadEntries(s *seg) ([]segment.IndexEntry, error) {
-	ix := l.readIndex(s)
-	if ix != nil && ix.DataEnd == s.fillPos && ix.Next == s.fillNext && len(ix.Entries) > 0 &&
-		int64(ix.Entries[len(ix.Entries)-1].Pos) == s.lastEntryPos {
-		return ix.Entries, nil
-	}
-	l.opts.Logger.Warn("a sealed segment's index no longer loads; scanning the segment instead", "file", indexPath(s))
-	sum, err := l.scan(s, true, 0)
-	if err != nil {
-		return nil, err
-	}
-	if sum.End != s.fillPos || sum.Next != s.fillNext {
-		return nil, &segment.CorruptionError{File: s.path, Pos: sum.End,
-			Reason: fmt.Sprintf("records end at byte %d before offset %d; the segment was opened to byte %d before offset %d",
-				sum.End, sum.Next, s.fillPos, s.fillNext)}
-	}
-	if err := l.writeIndexOf(s, sum.Index); err != nil {
-		l.opts.Logger.Warn("could not rewrite a segment index; it will be rebuilt next time", "file", indexPath(s), "err", err)
-	}
-	return sum.Index, nil
+	return entries, err
 }
 
 // entriesToCheck returns s's entries for the verifier without keeping
-// them: loaded for a segment nobody has read, they would hold memory (24
-// bytes per entry) for as long as the segment is kept.
+// them: loaded for a segment nobody reads, they would hold memory (24
+// bytes an entry) for as long as the segment is kept.
 func (l *Log) entriesToCheck(s *seg) ([]segment.IndexEntry, error) {
-	if lz := s.lazy.Load(); lz != nil && lz.loaded.Load() == nil {
-		return l.loadEntries(s)
+	lz := s.lazy.Load()
+	if lz == nil || lz.entries.Load() != nil {
+		return l.entriesOf(s)
 	}
-	return l.entriesOf(s)
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	return l.loadEntriesLocked(s, lz)
 }
 
-// resolveEntries makes s's entries its own again (seg.entries), for
+// loadEntriesLocked reads s's whole index, checksum and all, and checks it
+// says what the meta does; one that does not is rebuilt from a scan.
+func (l *Log) loadEntriesLocked(s *seg, lz *lazySealed) ([]segment.IndexEntry, error) {
+	m, err := l.metaLocked(s, lz)
+	if err != nil {
+		return nil, err
+	}
+	if e := lz.entries.Load(); e != nil {
+		return *e, nil // the meta's load rebuilt them
+	}
+	if ix := l.readIndex(s); ix != nil && ix.DataEnd == s.fillPos && len(ix.Entries) > 0 {
+		last := ix.Entries[len(ix.Entries)-1]
+		if int64(last.Pos) == m.lastEntryPos && last.Generation == m.lastGen {
+			return ix.Entries, nil
+		}
+	}
+	if _, err := l.rebuildLocked(s, lz); err != nil {
+		return nil, err
+	}
+	return *lz.entries.Load(), nil
+}
+
+// resolveLazy loads all of s that opened lazily into s's own fields, for
 // Truncate, which reopens a sealed segment for appends. Called with mu and
-// wmu held: readers that still see lazy set take the same entries from it.
-func (l *Log) resolveEntries(s *seg) error {
+// wmu held: readers that still see lazy set take the same from it.
+func (l *Log) resolveLazy(s *seg) error {
 	if s.lazy.Load() == nil {
 		return nil
+	}
+	m, err := l.metaOf(s)
+	if err != nil {
+		return err
 	}
 	entries, err := l.entriesOf(s)
 	if err != nil {
 		return err
 	}
-	s.entries = entries
+	s.fillGen, s.maxTs, s.lastEntryPos, s.entries = m.lastGen, m.maxTs, m.lastEntryPos, entries
 	s.lazy.Store(nil)
 	return nil
 }

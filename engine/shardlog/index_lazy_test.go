@@ -2,18 +2,21 @@ package shardlog
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/felixbroker/felix/segment"
 	"github.com/felixbroker/felix/segment/vfs"
 )
 
-// Sealed segments reopen on their index's head, their entries left to load
-// when first needed (here nothing verifies them first: TrustIndexes). What
+// Sealed segments reopen on their header and size, the rest (last
+// generation, newest time, index entries) left to load when first needed
+// (here nothing verifies them first: TrustIndexes). What
 // needs them still answers as before the reopen: where each generation
 // ends, and a Truncate inside such a segment, after which appends go on
 // and a reopen finds the same log.
-func TestSegmentsOpenedOnTheirIndexHeadFindGenerationsAndTruncate(t *testing.T) {
+func TestSegmentsOpenedOnTheirHeaderFindGenerationsAndTruncate(t *testing.T) {
 	mem := vfs.NewMem()
 	o := testOptions(mem, OnCommit())
 	o.TrustIndexes = true
@@ -37,7 +40,7 @@ func TestSegmentsOpenedOnTheirIndexHeadFindGenerationsAndTruncate(t *testing.T) 
 		}
 	}
 	if lazy < 3 {
-		t.Fatalf("only %d segments opened on their index head", lazy)
+		t.Fatalf("only %d segments opened on their header", lazy)
 	}
 	for gen, want := range map[uint32]int64{0: 0, 1: 120, 2: 120, 3: 200, 6: 200, 7: 240, 9: 240} {
 		if got := l.GenerationEnd(gen); got != want {
@@ -87,4 +90,53 @@ func firstValue(t *testing.T, b []byte) []byte {
 		return nil
 	}
 	return r.Value
+}
+
+// Retention by age after a reopen judges a segment opened on its header
+// by its newest record, which its meta reads from the records after the
+// index's last entry: here the cutoff falls between that entry's time and
+// the segment's last record's, so the segment stays, and only those
+// before it go.
+func TestRetentionByAgeAfterAReopenKeepsASegmentByItsNewestRecord(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, OnCommit())
+	o.Retention = Retention{MaxAge: time.Hour}
+	l := mustOpen(t, o)
+	const second = int64(time.Second)
+	for i := int64(0); i < 300; i++ {
+		if _, err := l.AppendWait([]Entry{{Key: key(i), Value: value(i), Timestamp: (i + 1) * second}}, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	bases := segmentBases(t, mem)
+	k, lastTs := 1, int64(0)
+	for ; k < len(bases)-1; k++ { // a sealed segment whose last record has no entry of its own
+		last, lastEntry := newestTimes(t, mem, bases[k])
+		if lastEntry < last {
+			lastTs = last
+			break
+		}
+	}
+	if lastTs == 0 {
+		t.Fatal("every sealed segment ends with an index entry: the test proves nothing")
+	}
+	o.Now = func() time.Time { return time.Unix(0, lastTs).Add(time.Hour) } // cutoff: its last record's time
+	l = mustOpen(t, o)
+	defer l.Close()
+	if segs, _ := l.ApplyRetention(); segs != k || l.Start() != bases[k] {
+		t.Fatalf("retention removed %d segments, start %d; want %d and %d", segs, l.Start(), k, bases[k])
+	}
+}
+
+// newestTimes scans the segment at base: its last record's time, and the
+// time its last index entry (at 256-byte intervals) carries.
+func newestTimes(t *testing.T, fs vfs.FS, base int64) (last, lastEntry int64) {
+	t.Helper()
+	b := readFile(t, fs, filepath.Join(testDir, segment.SegmentName(base)))
+	sum, err := segment.Scan(bytes.NewReader(b), int64(len(b)), segment.ScanOptions{Sealed: true, IndexIntervalBytes: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum.MaxTimestamp, sum.Index[len(sum.Index)-1].MaxTimestamp
 }

@@ -84,7 +84,7 @@ type Entry struct {
 type RecoveryInfo struct {
 	Took          time.Duration
 	Segments      int
-	Records       int64 // records in the log after recovery
+	Records       int64 // records in the log after recovery (offsets, where compaction dropped some)
 	TornBytes     int64 // bytes of an unfinished write cut from the tail
 	RemovedFiles  []string
 	IndexRebuilds int

@@ -20,6 +20,7 @@ import (
 // segment.NewIter. Compaction leaves gaps: a read from an offset it removed
 // starts at the next record present, so the first record returned may lie
 // past from, and a gap that runs to End returns no records with next End.
+// Offsets missing from a segment compaction did not write are damage.
 func (l *Log) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) {
 	for {
 		if e := l.offline.err.Load(); e != nil {
@@ -43,8 +44,19 @@ func (l *Log) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) 
 		if err != nil || next > from || after == nil {
 			return out, next, l.takeOffline(err)
 		}
+		if !s.compacted {
+			return out, from, l.goOffline(missing(s, from, after.base))
+		}
 		from = min(after.base, vis) // from lies in a gap compaction left at the end of s
 	}
+}
+
+// missing is the damage of a segment (not compacted, so dense) whose
+// records stop before offset from although the next one starts at next:
+// its tail is gone. A read never steps over it to serve what follows.
+func missing(s *seg, from, next int64) *segment.CorruptionError {
+	return &segment.CorruptionError{File: s.path, Pos: s.visibleEnd.Load(),
+		Reason: fmt.Sprintf("the records stop before offset %d; the next segment begins at offset %d", from, next)}
 }
 
 func (l *Log) checkRange(from, start, end int64) error {

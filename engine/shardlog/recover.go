@@ -214,7 +214,7 @@ func (l *Log) openSealed(bases []int64) error {
 // noteSealed counts a sealed segment opened, and queues it for the
 // background verification when it opened on its index.
 func (l *Log) noteSealed(o sealedOpen) {
-	if o.indexed && !l.opts.TrustIndexes {
+	if o.lazy && !l.opts.TrustIndexes {
 		l.verify.queue = append(l.verify.queue, o.s) // oldest first
 	}
 	if o.rebuilt {
@@ -236,7 +236,7 @@ func (l *Log) openOneSealed(base, wantNext int64) sealedOpen {
 	s.file = f
 	o := sealedOpen{s: s}
 	var h segment.Header
-	if h, o.indexed, o.rebuilt, err = l.loadSealed(s); err == nil {
+	if h, o.lazy, o.rebuilt, err = l.loadSealed(s, wantNext); err == nil {
 		err = l.checkSealedEnd(s, h, wantNext)
 	}
 	if err != nil {
@@ -247,19 +247,14 @@ func (l *Log) openOneSealed(base, wantNext int64) sealedOpen {
 	return o
 }
 
-// loadSealed fills s from its index's head when the head agrees with the
-// file where that is cheap to see (sealedByIndex), reading a few small
-// pieces of the segment and of the index: indexed is true, the entries
-// load on first use (index_lazy.go) and the background verification will
-// read the rest. Otherwise it scans s in full, verifying every record, and
-// rewrites the index when it was missing or wrong (rebuilt). h is the
-// segment's header.
-func (l *Log) loadSealed(s *seg) (h segment.Header, indexed, rebuilt bool, err error) {
-	if ih, ok := l.readIndexHead(s); ok {
-		if tail, ok := l.sealedByIndex(s, ih); ok {
-			applyIndexHead(s, ih, tail)
-			return tail.header, true, false, nil
-		}
+// loadSealed opens s on its header and size (openOnHeader): lazy is true,
+// the rest loads on first use (index_lazy.go) and the background
+// verification reads it all. Otherwise it scans s in full, verifying every
+// record, and rewrites the index when it was missing or wrong (rebuilt).
+// h is the segment's header.
+func (l *Log) loadSealed(s *seg, next int64) (h segment.Header, lazy, rebuilt bool, err error) {
+	if h, ok := l.openOnHeader(s, next); ok {
+		return h, true, false, nil
 	}
 	sum, err := l.scan(s, true, 0)
 	if err != nil {
@@ -326,23 +321,13 @@ func sameIndex(a, b *segment.Index) bool {
 }
 
 func applySummary(s *seg, sum *segment.Summary) {
+	s.compacted = sum.Header.Flags&segment.HeaderFlagCompacted != 0
 	s.entries = sum.Index
 	s.fillPos, s.fillNext, s.fillGen, s.maxTs = sum.End, sum.Next, sum.LastGeneration, sum.MaxTimestamp
 	if n := len(sum.Index); n > 0 {
 		s.lastEntryPos = int64(sum.Index[n-1].Pos)
 	}
 	s.visibleEnd.Store(sum.End)
-}
-
-// applyIndexHead fills s from its index's head and what its last records
-// showed; the entries are left to load on first use.
-func applyIndexHead(s *seg, h segment.IndexHead, tail sealedTail) {
-	s.fillPos, s.fillNext, s.maxTs = h.DataEnd, h.Next, tail.maxTs
-	if h.Entries > 0 {
-		s.fillGen, s.lastEntryPos = h.Last.Generation, int64(h.Last.Pos)
-		s.lazy.Store(&lazyIndex{})
-	}
-	s.visibleEnd.Store(h.DataEnd)
 }
 
 func (l *Log) setWatermarks(start, next int64) {

@@ -9,20 +9,20 @@ import (
 	"github.com/felixbroker/felix/segment"
 )
 
-// tailCheckBytesMax bounds the read of a sealed segment's last records at
-// open (from its index's last entry to its end): an index interval and a
-// record or so. A longer tail is left to the background verification.
-const tailCheckBytesMax = 1 << 20
-
 // sealedOpenersMax bounds the goroutines that open sealed segments at
-// once. Opening one is a few system calls and small reads, mostly time in
-// the kernel: a few at a time keep the processors busy.
+// once. Opening one is a few system calls, mostly time in the kernel: a
+// few at a time keep the processors busy.
 const sealedOpenersMax = 8
+
+// tailCheckBytesMax bounds the read of a sealed segment's last records
+// (from its index's last entry to its end) when its meta loads: an index
+// interval and a record or so. A longer tail is left to the verifier.
+const tailCheckBytesMax = 1 << 20
 
 // sealedOpen is what opening one sealed segment gave.
 type sealedOpen struct {
 	s       *seg
-	indexed bool // opened on its index's head: to verify in the background
+	lazy    bool // opened on its header and size: to verify in the background
 	rebuilt bool // scanned, its index missing or wrong and written anew
 	err     error
 }
@@ -53,37 +53,39 @@ func (l *Log) openAllSealed(bases []int64) []sealedOpen {
 	return out
 }
 
-// sealedTail is what the cheap checks of a sealed segment saw.
-type sealedTail struct {
-	header segment.Header
-	maxTs  int64 // the segment's newest record time (the index's is its last entry's)
+// openOnHeader opens the sealed segment s, which must end where the next
+// segment begins (next), on what serving it needs: its size (where its
+// records end: sealing trimmed it to the last) and its header (its base,
+// whether it is compacted). It reads 64 bytes. The rest loads when first
+// needed (index_lazy.go); the background verifier checks it all (verify.go)
+// and every read checks the records it returns, so damage this cannot see
+// is found later, never served. ok is false when the header does not
+// stand, or the file is one no sealed segment can be: the caller scans it.
+func (l *Log) openOnHeader(s *seg, next int64) (h segment.Header, ok bool) {
+	size, err := s.file.Size()
+	if err != nil {
+		return h, false
+	}
+	if h, ok = l.sealedHeader(s); !ok || h.Base != s.base {
+		return h, false
+	}
+	s.compacted = h.Flags&segment.HeaderFlagCompacted != 0
+	if size == segment.HeaderSize && !s.compacted {
+		return h, false // no records, yet the next segment starts later
+	}
+	s.fillPos, s.fillNext = size, next
+	s.lazy.Store(&lazySealed{})
+	s.visibleEnd.Store(size)
+	return h, true
 }
 
-// sealedByIndex reports whether the sealed segment s may open on its
-// index's head ix without a scan: the file is exactly as long as the index
-// says, its header names s's base, and its last records (after the last
-// entry) decode, follow the entry and end where the index says, at the
-// offset it says. What this cannot see, damage inside the segment, the background
-// verification finds (verify.go), and every read checks the records it
-// returns meanwhile.
-func (l *Log) sealedByIndex(s *seg, ix segment.IndexHead) (sealedTail, bool) {
-	size, err := s.file.Size()
-	if err != nil || size != ix.DataEnd {
-		return sealedTail{}, false
+func (l *Log) sealedHeader(s *seg) (segment.Header, bool) {
+	b := make([]byte, segment.HeaderSize)
+	if _, err := s.file.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+		return segment.Header{}, false
 	}
-	h, ok := l.sealedHeader(s)
-	if !ok || h.Base != s.base {
-		return sealedTail{}, false
-	}
-	if ix.Entries == 0 {
-		return sealedTail{header: h}, ix.DataEnd == segment.HeaderSize && ix.Next == s.base
-	}
-	if ix.DataEnd-int64(ix.Last.Pos) > tailCheckBytesMax {
-		return sealedTail{header: h, maxTs: ix.Last.MaxTimestamp}, true
-	}
-	t, ok := l.checkTail(s, ix, h.Flags&segment.HeaderFlagCompacted != 0)
-	t.header = h
-	return t, ok
+	h, err := segment.DecodeHeader(b)
+	return h, err == nil
 }
 
 // readIndexHead reads the head of s's index (segment.ReadIndexHead); ok is
@@ -102,33 +104,24 @@ func (l *Log) readIndexHead(s *seg) (segment.IndexHead, bool) {
 	return h, err == nil && h.Base == s.base
 }
 
-func (l *Log) sealedHeader(s *seg) (segment.Header, bool) {
-	b := make([]byte, segment.HeaderSize)
-	if _, err := s.file.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
-		return segment.Header{}, false
-	}
-	h, err := segment.DecodeHeader(b)
-	return h, err == nil
-}
-
 // checkTail reads from the index's last entry to the segment's end and
-// checks the records there against the index.
-func (l *Log) checkTail(s *seg, ix segment.IndexHead, compacted bool) (sealedTail, bool) {
+// checks the records there follow the entry and end where the index says,
+// at the offset it says; it returns the newest time it saw.
+func (l *Log) checkTail(s *seg, ix segment.IndexHead) (maxTs int64, ok bool) {
 	last := ix.Last
 	buf := make([]byte, ix.DataEnd-int64(last.Pos))
 	if n, err := s.file.ReadAt(buf, int64(last.Pos)); n != len(buf) || err != nil && !errors.Is(err, io.EOF) {
-		return sealedTail{}, false
+		return 0, false
 	}
-	t := sealedTail{maxTs: last.MaxTimestamp}
-	want := s.base + int64(last.RelOffset)
+	maxTs, want := last.MaxTimestamp, s.base+int64(last.RelOffset)
 	for at := 0; at < len(buf); {
 		r, n, err := segment.DecodeRecord(buf[at:])
-		follows := r.Offset == want || compacted && at > 0 && r.Offset > want
+		follows := r.Offset == want || s.compacted && at > 0 && r.Offset > want
 		if err != nil || !follows || r.Generation != last.Generation {
-			return sealedTail{}, false
+			return 0, false
 		}
-		t.maxTs = max(t.maxTs, r.Timestamp)
+		maxTs = max(maxTs, r.Timestamp)
 		want, at = r.Offset+1, at+n
 	}
-	return t, want == ix.Next
+	return maxTs, want == ix.Next
 }

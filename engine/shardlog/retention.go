@@ -1,9 +1,13 @@
 package shardlog
 
+import "math"
+
 // ApplyRetention removes whole sealed segments from the head of the log
 // while they are past the retention limits, never the active segment. It
 // returns how many segments and bytes it removed. Readers inside a removed
 // segment finish their read; the file goes when the last one releases it.
+// A segment opened on its header loads its newest time here, once (a few
+// small reads, under wmu: index_lazy.go).
 func (l *Log) ApplyRetention() (segments int, bytes int64) {
 	r := l.opts.Retention
 	if r.MaxAge <= 0 && r.MaxBytes <= 0 {
@@ -23,7 +27,7 @@ func (l *Log) ApplyRetention() (segments int, bytes int64) {
 	drop := 0
 	for drop < len(list)-1 && list[drop].sealed.Load() {
 		s := list[drop]
-		old := r.MaxAge > 0 && s.maxTs < cutoff
+		old := r.MaxAge > 0 && l.newestOf(s) < cutoff
 		big := r.MaxBytes > 0 && total > r.MaxBytes
 		if !old && !big {
 			break
@@ -47,4 +51,16 @@ func (l *Log) ApplyRetention() (segments int, bytes int64) {
 	l.counters.retainedSegments.Add(int64(drop))
 	l.opts.Logger.Info("retention removed segments", "dir", l.opts.Dir, "segments", drop, "bytes", bytes, "start", rest[0].base)
 	return drop, bytes
+}
+
+// newestOf is the time of s's newest record; a segment whose meta does not
+// load counts as new, so retention keeps it (the verifier or a read will
+// find what is wrong with it).
+func (l *Log) newestOf(s *seg) int64 {
+	m, err := l.metaOf(s)
+	if err != nil {
+		l.opts.Logger.Warn("retention could not learn a sealed segment's newest time; keeping it", "file", s.path, "err", err)
+		return math.MaxInt64
+	}
+	return m.maxTs
 }

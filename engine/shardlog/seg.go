@@ -38,9 +38,14 @@ type seg struct {
 	maxTs        int64
 
 	// lazy is set, before the segment is published, on a sealed segment
-	// opened on its index's head: its entries load on first use
-	// (entriesOf, index_lazy.go) and entries stays nil. Truncate clears it.
-	lazy atomic.Pointer[lazyIndex]
+	// opened on its header and size: its meta (metaOf) and entries
+	// (entriesOf) load on first use (index_lazy.go), and fillGen, maxTs,
+	// lastEntryPos and entries stay zero. Truncate clears it.
+	lazy atomic.Pointer[lazySealed]
+	// compacted is set when the segment was written by compaction (its
+	// header says so): its offsets may skip records, up to the next base.
+	// Set before the segment is published; final.
+	compacted bool
 
 	// visibleEnd is the byte position just past the last visible record;
 	// the committer stores it before it publishes the offset watermark.

@@ -44,8 +44,10 @@ func (l *Log) truncateLocked(offset int64) error {
 		keep--
 	}
 	s := list[keep-1]
-	if err := l.resolveEntries(s); err != nil {
-		return err
+	for _, r := range list[max(0, keep-2):keep] { // s, and the segment before it for generationBefore
+		if err := l.resolveLazy(r); err != nil {
+			return err
+		}
 	}
 	gen, pos, err := l.locate(s, offset)
 	if err != nil {

@@ -133,11 +133,9 @@ func TestRetentionByAgeNeverRemovesTheActiveSegment(t *testing.T) {
 	}
 }
 
-// A missing or damaged index is rebuilt: a missing one at open (the
-// segment is scanned there), one whose entries are damaged (its head still
-// agrees with the segment, so the open takes it) when its entries are first
-// needed. Either way the records read back whole and the index file is
-// whole again.
+// A missing or damaged index is rebuilt from a scan of its segment when a
+// read (or the verifier) first needs it: the open reads no index. The
+// records read back whole and the index files are whole again.
 func TestADamagedIndexIsRebuilt(t *testing.T) {
 	mem := vfs.NewMem()
 	o := testOptions(mem, OnCommit())
@@ -159,9 +157,6 @@ func TestADamagedIndexIsRebuilt(t *testing.T) {
 		flip(t, mem, idx[1], 50) // the first entry's position
 		o.TrustIndexes = trust
 		l := mustOpen(t, o)
-		if l.Recovery().IndexRebuilds < 1 {
-			t.Fatalf("trust %v: the missing index was not rebuilt: %+v", trust, l.Recovery())
-		}
 		checkPrefix(t, readAll(t, l), 0)
 		l.Close()
 		for _, path := range idx[:2] {

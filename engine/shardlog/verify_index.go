@@ -48,16 +48,17 @@ func (c *indexCheck) visit(pos int64, r *segment.Record) error {
 }
 
 // finish checks, after a clean scan, that every entry was met and that the
-// records run exactly to where the segment claims to end: a sealed
-// segment's scan takes zeros after the last record for the clean end of the
-// data, so a tail zeroed by damage shows only here.
+// records run exactly to where the segment claims to end: to the end of
+// its file, and to the next segment's base (a compacted one, at most
+// there). A sealed segment's scan takes zeros after the last record for
+// the clean end of the data, so a tail zeroed by damage shows only here.
 func (c *indexCheck) finish(s *seg, sum *segment.Summary, snap sealedSnapshot) error {
 	if c.next < len(c.entries) {
 		return c.wrong(c.next, "names byte %d, past the last record", c.entries[c.next].Pos)
 	}
-	if sum.End != snap.end || sum.Next != snap.next {
+	if sum.End != snap.end || sum.Next > snap.next || !s.compacted && sum.Next != snap.next {
 		return &segment.CorruptionError{File: s.path, Pos: sum.End,
-			Reason: fmt.Sprintf("records end at byte %d before offset %d; the segment holds up to byte %d before offset %d",
+			Reason: fmt.Sprintf("records end at byte %d before offset %d; the file ends at byte %d and the next segment begins at offset %d",
 				sum.End, sum.Next, snap.end, snap.next)}
 	}
 	return nil

@@ -251,3 +251,55 @@ func writeFile(t *testing.T, fs vfs.FS, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// A sealed segment that lost its last records (its file cut short: the
+// open takes its size for where its records end) is found by the verifier,
+// which takes the log offline; with no verifier, a read that reaches the
+// cut fails the same way instead of stepping over the missing records to
+// the next segment.
+func TestASealedSegmentCutShortTakesTheLogOffline(t *testing.T) {
+	for _, verify := range []bool{true, false} {
+		mem := vfs.NewMem()
+		segs := sealedLog(t, mem, 600)
+		cut := midRecordPos(t, mem, segs[1]) - segment.RecordHeaderSize - 3 // the start of a record
+		f, err := mem.OpenReadWrite(segs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Truncate(cut)
+		f.Sync()
+		f.Close()
+		o := testOptions(mem, OnCommit())
+		o.TrustIndexes = !verify
+		l := mustOpen(t, o)
+		if verify {
+			waitVerified(t, l)
+			checkOfflineAt(t, l.Offline(), segs[1], cut)
+		}
+		next, err := readUntilError(l)
+		checkOfflineAt(t, err, segs[1], cut)
+		if !verify && (next == 0 || next >= baseOf(filepath.Base(segs[2]))) {
+			t.Fatalf("the reads stopped at offset %d, not in %s", next, segs[1])
+		}
+		l.Close()
+	}
+}
+
+// Whatever let a dense (not compacted) segment's records stop short of the
+// next segment's base, a read does not step over the missing offsets to
+// serve what follows, as it does over a gap compaction left: the log goes
+// offline. (The state is set by hand here: the open's and the lazy loads'
+// checks catch every way the test above could make it.)
+func TestAReadNeverStepsOverMissingRecordsInADenseSegment(t *testing.T) {
+	mem := vfs.NewMem()
+	segs := sealedLog(t, mem, 600)
+	o := testOptions(mem, OnCommit())
+	o.TrustIndexes = true
+	l := mustOpen(t, o)
+	defer l.Close()
+	checkPrefix(t, readAll(t, l), 0)
+	cut := midRecordPos(t, mem, segs[1]) - segment.RecordHeaderSize - 3
+	(*l.segs.Load())[1].visibleEnd.Store(cut)
+	_, err := readUntilError(l)
+	checkOfflineAt(t, err, segs[1], cut)
+}
