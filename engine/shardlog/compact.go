@@ -159,9 +159,11 @@ func (c *Compaction) takeSealed() error {
 	return nil
 }
 
-// copyLive verifies every record of s and hands the kept ones to w.
+// copyLive verifies every record of s, and that they run to its end,
+// and hands the kept ones to w. Damage takes the log offline (offline.go):
+// a compaction that went on would commit the gap.
 func (c *Compaction) copyLive(w *partWriter, s *seg, keep KeepFunc) error {
-	_, err := segment.Scan(s.file, s.fillPos, segment.ScanOptions{
+	sum, err := segment.Scan(s.file, s.fillPos, segment.ScanOptions{
 		Name: s.path, Sealed: true, IndexIntervalBytes: c.l.opts.IndexIntervalBytes,
 		Visit: func(_ int64, r *segment.Record) error {
 			c.stats.Records++
@@ -173,7 +175,10 @@ func (c *Compaction) copyLive(w *partWriter, s *seg, keep KeepFunc) error {
 			return w.add(r)
 		},
 	})
-	return err
+	if err == nil {
+		err = runsToEnd(s, &sum, s.fillPos, s.fillNext)
+	}
+	return c.l.takeOffline(err)
 }
 
 // Stats is what the compaction read and wrote.

@@ -1,7 +1,6 @@
 package shardlog
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -85,10 +84,8 @@ func (l *Log) rebuildLocked(s *seg, lz *lazySealed) (sealedMeta, error) {
 	if err != nil {
 		return sealedMeta{}, err
 	}
-	if sum.End != s.fillPos || sum.Next > s.fillNext || !s.compacted && sum.Next != s.fillNext {
-		return sealedMeta{}, &segment.CorruptionError{File: s.path, Pos: sum.End,
-			Reason: fmt.Sprintf("records end at byte %d before offset %d; the file ends at byte %d and the next segment begins at offset %d",
-				sum.End, sum.Next, s.fillPos, s.fillNext)}
+	if err := runsToEnd(s, &sum, s.fillPos, s.fillNext); err != nil {
+		return sealedMeta{}, err
 	}
 	m := sealedMeta{lastGen: sum.LastGeneration, maxTs: sum.MaxTimestamp}
 	if n := len(sum.Index); n > 0 {

@@ -303,3 +303,31 @@ func TestAReadNeverStepsOverMissingRecordsInADenseSegment(t *testing.T) {
 	_, err := readUntilError(l)
 	checkOfflineAt(t, err, segs[1], cut)
 }
+
+// A compaction that reads a sealed segment whose last records were zeroed
+// (a sealed scan takes trailing zeros for the end of the data) refuses and
+// takes the log offline, rather than commit parts without those records.
+func TestCompactingADamagedSegmentTakesTheLogOffline(t *testing.T) {
+	mem := vfs.NewMem()
+	segs := sealedLog(t, mem, 600)
+	cut := midRecordPos(t, mem, segs[1]) - segment.RecordHeaderSize - 3 // the start of a record
+	size, _ := mem.Stat(segs[1])
+	f, err := mem.OpenReadWrite(segs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAtSync(make([]byte, size-cut), cut)
+	f.Close()
+	o := testOptions(mem, OnCommit())
+	o.TrustIndexes = true // no verifier to get there first
+	l := mustOpen(t, o)
+	defer l.Close()
+	_, err = l.PrepareCompaction(func(*segment.Record) bool { return true })
+	checkOfflineAt(t, err, segs[1], cut)
+	names, _ := mem.List(testDir)
+	for _, n := range names {
+		if isPartName(n) {
+			t.Fatalf("a compacted part was left: %s", n)
+		}
+	}
+}
