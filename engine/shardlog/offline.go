@@ -51,8 +51,11 @@ func (l *Log) Offline() error {
 // takeOffline returns err unchanged unless it is a *segment.CorruptionError,
 // which takes the log offline: it then returns the offline error.
 func (l *Log) takeOffline(err error) error {
+	if err == nil {
+		return nil // before ce exists: errors.As moves it to the heap, and every read passes here
+	}
 	var ce *segment.CorruptionError
-	if err == nil || !errors.As(err, &ce) {
+	if !errors.As(err, &ce) {
 		return err
 	}
 	return l.goOffline(ce)
