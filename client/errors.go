@@ -50,6 +50,7 @@ var (
 	ErrHandshakeRequired    = errors.New("felix/client: handshake required")
 	ErrHandshakeTimeout     = errors.New("felix/client: handshake timeout")
 	ErrIdleTimeout          = errors.New("felix/client: idle timeout")
+	ErrFrameTimeout         = errors.New("felix/client: frame timeout")
 	ErrFeatureNotNegotiated = errors.New("felix/client: feature not negotiated")
 	ErrInvalidArgument      = errors.New("felix/client: invalid argument")
 	ErrLimitExceeded        = errors.New("felix/client: limit exceeded")
@@ -85,6 +86,7 @@ var codeSentinels = map[wire.Code]error{
 	wire.CodeHandshakeRequired:    ErrHandshakeRequired,
 	wire.CodeHandshakeTimeout:     ErrHandshakeTimeout,
 	wire.CodeIdleTimeout:          ErrIdleTimeout,
+	wire.CodeFrameTimeout:         ErrFrameTimeout,
 	wire.CodeFeatureNotNegotiated: ErrFeatureNotNegotiated,
 	wire.CodeInvalidArgument:      ErrInvalidArgument,
 	wire.CodeLimitExceeded:        ErrLimitExceeded,
