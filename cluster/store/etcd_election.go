@@ -10,8 +10,9 @@ import (
 
 // Campaign implements Store with client/v3 concurrency's Election, on a
 // Session over the caller's lease. The session is orphaned at once: it
-// would otherwise keep the lease alive on its own, and the caller must
-// decide when the lease is renewed (its keepalive opens one renewal).
+// would otherwise keep the lease alive on its own, and it is the caller
+// that decides when the lease is renewed (setting the session up sends
+// one keepalive).
 func (s *Etcd) Campaign(ctx context.Context, election string, lease LeaseID, value []byte) (*Leadership, error) {
 	if err := validElection(election, lease); err != nil {
 		return nil, err

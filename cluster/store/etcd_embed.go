@@ -68,7 +68,7 @@ func StartEmbedded(ctx context.Context, cfg EmbedConfig) (*Embedded, error) {
 		return nil, fmt.Errorf("felix/cluster/store: start embedded etcd %q in %s: %w", ecfg.Name, cfg.Dir, err)
 	}
 	if err := awaitReady(ctx, e); err != nil {
-		e.Close()
+		closeUnready(e)
 		return nil, fmt.Errorf("felix/cluster/store: embedded etcd %q in %s: %w", ecfg.Name, cfg.Dir, err)
 	}
 	m := &Embedded{etcd: e}
@@ -85,6 +85,15 @@ func awaitReady(ctx context.Context, e *embed.Etcd) error {
 	case <-ctx.Done():
 		return fmt.Errorf("not ready: %w", ctx.Err())
 	}
+}
+
+// closeUnready closes a member that never became ready. embed's Close
+// alone would hang: it waits for its client servers, which wait for the
+// server to be ready or stopping, and it stops the server only after. So
+// stop the server first (Close's own Stop then returns at once).
+func closeUnready(e *embed.Etcd) {
+	e.Server.Stop()
+	e.Close()
 }
 
 // Store is the Store on this member, through an in-process client (no
