@@ -159,6 +159,25 @@ func TestEmbeddedConfigIsChecked(t *testing.T) {
 	}
 }
 
+func TestEmbedConfigDefaults(t *testing.T) {
+	alone, err := EmbedConfig{Dir: "d"}.etcdConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone.TickMs != aloneTickMs || alone.ElectionMs != aloneElectionMs || alone.Name != "felix" ||
+		alone.InitialCluster != "felix=http://127.0.0.1:0" || alone.AutoCompactionRetention != "10000" {
+		t.Fatalf("a cluster of one: ticks %d/%d, name %q, cluster %q, retention %q",
+			alone.TickMs, alone.ElectionMs, alone.Name, alone.InitialCluster, alone.AutoCompactionRetention)
+	}
+	member, err := EmbedConfig{Dir: "d", Name: "b", InitialCluster: "a=http://h:1,b=http://h:2"}.etcdConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if member.TickMs != 100 || member.ElectionMs != 1000 || member.AdvertisePeerUrls[0].String() != "http://h:2" {
+		t.Fatalf("a member of three: ticks %d/%d, peer %v", member.TickMs, member.ElectionMs, member.AdvertisePeerUrls)
+	}
+}
+
 // lockedBuffer is an io.Writer for a slog handler that etcd's goroutines
 // write to at once.
 type lockedBuffer struct {
