@@ -21,7 +21,7 @@ const benchBrokerStopTimeout = 30 * time.Second
 // directory under dir, removed again by stop.
 type benchBroker struct {
 	target workload.Target
-	broker *broker // nil for a broker at --addr
+	broker *served // nil for a broker at --addr
 	tmpDir string
 }
 
@@ -42,7 +42,7 @@ func startBenchBroker(t benchTarget, dir string, io ring.Mode) (*benchBroker, er
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("bench: starting the embedded broker: %w", err)
 	}
-	return &benchBroker{target: workload.Target{Addr: b.server.Addr().String(), DataDir: tmp}, broker: b, tmpDir: tmp}, nil
+	return &benchBroker{target: workload.Target{Addr: b.Addr().String(), DataDir: tmp}, broker: b, tmpDir: tmp}, nil
 }
 
 // embeddedConfig is `felix serve`'s defaults on an ephemeral port, with no
@@ -63,7 +63,7 @@ func (b *benchBroker) stop() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), benchBrokerStopTimeout)
 	defer cancel()
-	err := b.broker.stop(ctx)
+	err := b.broker.Stop(ctx)
 	if rmErr := os.RemoveAll(b.tmpDir); err == nil {
 		err = rmErr
 	}

@@ -129,7 +129,7 @@ func TestBenchCacheAndGroupDriveTheBrokerAtAddr(t *testing.T) {
 	dataDir, certDir := t.TempDir(), t.TempDir()
 	certFile, keyFile, _ := writeCert(t, certDir)
 	b := benchTestBroker(t, map[string]string{"data": dataDir, "tls-addr": "127.0.0.1:0", "tls-cert": certFile, "tls-key": keyFile})
-	out, err := runCLI(t, "bench", "cache", "--addr", b.server.Addr().String(), "--count", "200", "--clients", "2",
+	out, err := runCLI(t, "bench", "cache", "--addr", b.Addr().String(), "--count", "200", "--clients", "2",
 		"--keys", "50", "--gets", "50", "--size", "64", "--baseline-duration", "100ms", "--csv")
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestBenchCacheAndGroupDriveTheBrokerAtAddr(t *testing.T) {
 			t.Fatalf("records %v, want 100 of each kind", csvColumn(rows, "records"))
 		}
 	}
-	out, err = runCLI(t, "bench", "group", "--addr", b.server.TLSAddr().String(), "--tls", "--tls-ca", certFile,
+	out, err = runCLI(t, "bench", "group", "--addr", b.TLSAddr().String(), "--tls", "--tls-ca", certFile,
 		"--count", "500", "--consumers", "2", "--sync-ack", "--size", "64", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestBenchCacheAndGroupInProcess(t *testing.T) {
 }
 
 // benchTestBroker starts a broker from serve flags, logging errors only.
-func benchTestBroker(t *testing.T, flags map[string]string) *broker {
+func benchTestBroker(t *testing.T, flags map[string]string) *served {
 	t.Helper()
 	flags["addr"], flags["admin-addr"], flags["log-level"] = "127.0.0.1:0", "", "error"
 	st := serveSettings()
@@ -203,7 +203,7 @@ func benchTestBroker(t *testing.T, flags map[string]string) *broker {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := b.stop(context.Background()); err != nil {
+		if err := b.Stop(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})

@@ -29,11 +29,11 @@ func cliBroker(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := b.stop(context.Background()); err != nil {
+		if err := b.Stop(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
-	return b.server.Addr().String()
+	return b.Addr().String()
 }
 
 func TestTheCacheAndCounterCommands(t *testing.T) {

@@ -12,7 +12,7 @@ func TestClientCommandsSpeakTLS(t *testing.T) {
 	certFile, keyFile, _ := writeCert(t, dir)
 	var log bytes.Buffer
 	b := startSecured(t, map[string]string{"tls-addr": "127.0.0.1:0", "tls-cert": certFile, "tls-key": keyFile}, &log)
-	addr := b.server.TLSAddr().String()
+	addr := b.TLSAddr().String()
 	tlsFlags := []string{"--addr", addr, "--tls", "--tls-ca", certFile, "--timeout", "5s"}
 	if _, err := runCLI(t, append([]string{"stream", "create", "demo/tls", "--no-durable"}, tlsFlags...)...); err != nil {
 		t.Fatal(err)

@@ -27,8 +27,8 @@ func TestMetricsCountAPublishEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	defer b.stop(ctx)
-	cl, err := client.Dial(ctx, b.server.Addr().String())
+	defer b.Stop(ctx)
+	cl, err := client.Dial(ctx, b.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestMetricsCountAPublishEndToEnd(t *testing.T) {
 	if _, err := cl.Publish(ctx, s, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get("http://" + b.admin.addr() + "/metrics")
+	resp, err := http.Get("http://" + b.AdminAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/felixbroker/felix/datadir"
+	"github.com/felixbroker/felix/broker"
 	"github.com/felixbroker/felix/engine"
-	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/engine/group"
-	"github.com/felixbroker/felix/engine/producer"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/netio/wire"
 	"github.com/felixbroker/felix/ring"
-	"github.com/felixbroker/felix/segment/vfs"
 )
 
 type serveCmd struct {
@@ -186,19 +183,11 @@ func orZero(s string) string {
 	return s
 }
 
-// broker is a running broker: the pieces runBroker starts and stops.
-type broker struct {
-	dataLock  *datadir.Lock // held from before recovery until everything is closed
-	diskID    string        // the data directory's identity; "" without one
-	driver    ring.Driver
-	engine    *engine.Engine
-	caches    *cache.Store
-	groups    *group.Manager
-	producers *producer.Manager
-	server    *netio.Server
-	admin     *adminServer
-	metrics   *brokerMetrics
-	reloads   []reloader // what SIGHUP reloads: trusted keys, the TLS certificate
+// served is a broker felix serve started, with what SIGHUP reloads (the
+// trusted keys, the TLS certificate).
+type served struct {
+	*broker.Broker
+	reloads []reloader
 }
 
 // runBroker starts a broker, prints where it listens, serves until ctx is
@@ -210,19 +199,51 @@ func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
 		return err
 	}
 	fmt.Fprintf(out, "felix %s listening on %s (io: %s, data: %s, fsync: %s)\n",
-		version, b.server.Addr(), b.driver.Kind(), describeData(cfg.dataDir), cfg.fsync)
-	if a := b.server.TLSAddr(); a != nil {
+		version, b.Addr(), b.IOPath(), describeData(cfg.dataDir), cfg.fsync)
+	if a := b.TLSAddr(); a != nil {
 		fmt.Fprintf(out, "TLS on %s\n", a)
 	}
-	if b.admin != nil {
-		fmt.Fprintf(out, "admin on http://%s (/metrics, /healthz, /readyz)\n", b.admin.addr())
+	if a := b.AdminAddr(); a != "" {
+		fmt.Fprintf(out, "admin on http://%s (/metrics, /healthz, /readyz)\n", a)
 	}
 	watchReloads(ctx, b.reloads)
 	<-ctx.Done()
 	cfg.logger.Info("stopping")
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return b.stop(stopCtx)
+	return b.Stop(stopCtx)
+}
+
+// startBroker starts the broker cfg describes.
+func startBroker(cfg serveConfig) (*served, error) {
+	b := &served{}
+	var err error
+	b.Broker, err = broker.Start(brokerConfig(cfg, func(nc *netio.Config, e *engine.Engine) error {
+		b.reloads, err = cfg.security.configure(nc, e, cfg.logger)
+		return err
+	}))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// brokerConfig is the broker.Config of cfg; secure configures what needs
+// the open engine (auth, quotas, TLS).
+func brokerConfig(cfg serveConfig, secure func(*netio.Config, *engine.Engine) error) broker.Config {
+	bc := broker.Config{
+		DataDir: cfg.dataDir, IO: cfg.ioMode, AdminAddr: cfg.adminAddr, Version: version, Logger: cfg.logger,
+		Engine: engine.Options{Fsync: cfg.fsync, Retention: cfg.retention, SegmentBytes: cfg.segmentBytes, PrepareSegments: true},
+		Groups: group.Options{DeadLetterMaxAge: cfg.deadLetterMaxAge},
+		Net: netio.Config{
+			Addr: cfg.addr, BrokerID: cfg.brokerID, Limits: wire.Limits{FrameBytesMax: cfg.maxFrameBytes},
+			HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
+			EventLoops: cfg.eventLoops,
+		},
+		Secure: secure,
+	}
+	cfg.netLimits.configure(&bc.Net)
+	return bc
 }
 
 func describeData(dir string) string {
@@ -230,103 +251,4 @@ func describeData(dir string) string {
 		return "memory only"
 	}
 	return dir
-}
-
-func startBroker(cfg serveConfig) (*broker, error) {
-	b := &broker{metrics: newBrokerMetrics()}
-	var err error
-	if cfg.dataDir != "" {
-		if b.dataLock, err = datadir.Acquire(cfg.dataDir); err != nil {
-			return nil, err
-		}
-		if b.diskID, err = datadir.DiskID(cfg.dataDir); err != nil {
-			b.stop(context.Background())
-			return nil, err
-		}
-	}
-	b.driver, err = ring.Open(ring.Config{Mode: cfg.ioMode, Logger: cfg.logger})
-	if err != nil {
-		b.stop(context.Background())
-		return nil, err
-	}
-	var admin *adminServer
-	if cfg.adminAddr != "" {
-		if admin, err = startAdmin(cfg.adminAddr, cfg.logger); err != nil {
-			b.driver.Close()
-			return nil, err
-		}
-		b.admin = admin
-	}
-	eopts := engine.Options{Dir: cfg.dataDir, Fsync: cfg.fsync, Retention: cfg.retention,
-		SegmentBytes: cfg.segmentBytes, PrepareSegments: true, Logger: cfg.logger, Observer: b.metrics.log}
-	if cfg.dataDir != "" {
-		eopts.FS = vfs.NewOS(b.driver)
-	}
-	if b.engine, err = engine.Open(eopts); err != nil {
-		b.stop(context.Background())
-		return nil, err
-	}
-	copts := cache.Options{FS: eopts.FS, Dir: cfg.dataDir, Fsync: cfg.fsync, SegmentBytes: cfg.segmentBytes,
-		PrepareSegments: true, ValueBytesMax: cfg.maxFrameBytes, Logger: cfg.logger}
-	if b.caches, err = cache.Open(copts); err != nil {
-		b.stop(context.Background())
-		return nil, err
-	}
-	b.groups = group.New(b.engine, group.Options{Logger: cfg.logger, DeadLetterMaxAge: cfg.deadLetterMaxAge})
-	epoch, err := nextEpoch(cfg.dataDir)
-	if err != nil {
-		b.stop(context.Background())
-		return nil, fmt.Errorf("producer epoch: %w", err)
-	}
-	b.producers = producer.New(b.engine, producer.Options{Epoch: epoch})
-	ncfg := netio.Config{
-		Addr: cfg.addr, Engine: b.engine, BrokerID: cfg.brokerID, Logger: cfg.logger,
-		Caches: b.caches, Groups: b.groups, Producers: b.producers, Metrics: b.metrics.net,
-		Limits:           wire.Limits{FrameBytesMax: cfg.maxFrameBytes},
-		HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
-		EventLoops: cfg.eventLoops,
-	}
-	cfg.netLimits.configure(&ncfg)
-	if b.reloads, err = cfg.security.configure(&ncfg, b.engine, cfg.logger); err == nil {
-		b.server, err = netio.NewServer(ncfg)
-	}
-	if err == nil {
-		err = b.server.Start()
-	}
-	if err != nil {
-		b.server = nil
-		b.stop(context.Background())
-		return nil, err
-	}
-	if admin != nil {
-		admin.register(b)
-		admin.setReady()
-	}
-	cfg.logger.Info("broker ready", "addr", b.server.Addr().String(), "io", string(b.driver.Kind()), "data", describeData(cfg.dataDir), "disk_id", b.diskID)
-	return b, nil
-}
-
-// stop shuts the pieces down in reverse order.
-func (b *broker) stop(ctx context.Context) error {
-	var errs []error
-	if b.server != nil {
-		errs = append(errs, b.server.Stop(ctx))
-	}
-	if b.groups != nil {
-		errs = append(errs, b.groups.Close())
-	}
-	if b.caches != nil {
-		errs = append(errs, b.caches.Close())
-	}
-	if b.engine != nil {
-		errs = append(errs, b.engine.Close())
-	}
-	if b.admin != nil {
-		errs = append(errs, b.admin.close(ctx))
-	}
-	if b.driver != nil {
-		errs = append(errs, b.driver.Close())
-	}
-	errs = append(errs, b.dataLock.Release())
-	return errors.Join(errs...)
 }

@@ -52,8 +52,8 @@ func TestMaxConnectionsHoldsWithAuthOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.stop(context.Background())
-	first, err := net.Dial("tcp", b.server.Addr().String())
+	defer b.Stop(context.Background())
+	first, err := net.Dial("tcp", b.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestMaxConnectionsHoldsWithAuthOff(t *testing.T) {
 	if f := readFrame(t, first); f.Type != wire.TypeHelloOK { // admitted and served
 		t.Fatalf("the first connection read %v", f.Type)
 	}
-	second, err := net.Dial("tcp", b.server.Addr().String())
+	second, err := net.Dial("tcp", b.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // brokerOn starts a broker on dataDir with ports of its own.
-func brokerOn(t *testing.T, dataDir string) (*broker, error) {
+func brokerOn(t *testing.T, dataDir string) (*served, error) {
 	t.Helper()
 	st := serveSettings()
 	flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": dataDir, "log-format": "text", "log-level": "error"}
@@ -54,9 +54,9 @@ func TestASecondBrokerOnALockedDataDirectoryIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.stop(context.Background())
+	defer first.Stop(context.Background())
 	ctx := context.Background()
-	cl, err := client.Dial(ctx, first.server.Addr().String())
+	cl, err := client.Dial(ctx, first.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestASecondBrokerOnALockedDataDirectoryIsRefused(t *testing.T) {
 	}
 	second, err := brokerOn(t, dir)
 	if err == nil {
-		second.stop(context.Background())
+		second.Stop(context.Background())
 		t.Fatal("a second broker opened a data directory in use")
 	}
 	if !errors.Is(err, datadir.ErrLocked) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), strconv.Itoa(os.Getpid())) {
@@ -88,7 +88,7 @@ func TestLogVerifyAndDumpOnALockedDataDirectoryOnlyRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	cl, err := client.Dial(ctx, b.server.Addr().String())
+	cl, err := client.Dial(ctx, b.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestLogVerifyAndDumpOnALockedDataDirectoryOnlyRead(t *testing.T) {
 		}
 	}
 	cl.Close()
-	if err := b.stop(ctx); err != nil {
+	if err := b.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The directory held as a running broker holds it, with nobody writing.

@@ -33,7 +33,7 @@ func dialAs(t *testing.T, addr string, key ed25519.PrivateKey) (*client.Client, 
 // file that no longer holds a key is refused and the keys stay.
 func TestReloadingTheKeyFilesChangesTheTrustedKeys(t *testing.T) {
 	b, oldKey, newKey, keyFile, newPub := startWithKeyFile(t)
-	addr := b.server.Addr().String()
+	addr := b.Addr().String()
 	ctx := context.Background()
 	s := client.Stream{Tenant: "acme", Namespace: "n", Name: "s"}
 	c, err := dialAs(t, addr, oldKey)
@@ -80,7 +80,7 @@ func TestReloadingTheKeyFilesChangesTheTrustedKeys(t *testing.T) {
 
 // startWithKeyFile starts a broker trusting the one key in keyFile
 // (oldKey's), and writes a second pair whose public key is in newPub.
-func startWithKeyFile(t *testing.T) (b *broker, oldKey, newKey ed25519.PrivateKey, keyFile, newPub string) {
+func startWithKeyFile(t *testing.T) (b *served, oldKey, newKey ed25519.PrivateKey, keyFile, newPub string) {
 	t.Helper()
 	dir := t.TempDir()
 	oldKey, keyFile = writeKeyPair(t, dir, "trusted")
@@ -109,7 +109,7 @@ func TestReloadingTheCertificateServesTheRenewedOne(t *testing.T) {
 	newCert, newKey, newPool := writeCert(t, renewed)
 	var log bytes.Buffer
 	b := startSecured(t, map[string]string{"tls-addr": "127.0.0.1:0", "tls-cert": certFile, "tls-key": keyFile}, &log)
-	addr := b.server.TLSAddr().String()
+	addr := b.TLSAddr().String()
 	ctx := context.Background()
 	dial := func(pool *x509.CertPool) (*client.Client, error) {
 		return client.Dial(ctx, addr, client.WithTLS(&tls.Config{RootCAs: pool}))

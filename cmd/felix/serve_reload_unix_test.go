@@ -26,7 +26,7 @@ func TestSIGHUPReloadsTheKeyFiles(t *testing.T) {
 	// The reload runs on the watcher's goroutine: wait for its effect.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := dialAs(t, b.server.Addr().String(), newKey)
+		c, err := dialAs(t, b.Addr().String(), newKey)
 		if err == nil {
 			c.Close()
 			return

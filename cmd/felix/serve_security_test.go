@@ -84,7 +84,7 @@ func TestATLSAddressWithoutACertificateIsRefused(t *testing.T) {
 }
 
 // startSecured starts a broker from settings, logging to log.
-func startSecured(t *testing.T, flags map[string]string, log *bytes.Buffer) *broker {
+func startSecured(t *testing.T, flags map[string]string, log *bytes.Buffer) *served {
 	t.Helper()
 	flags["addr"], flags["admin-addr"], flags["data"] = "127.0.0.1:0", "", ""
 	st := serveSettings()
@@ -100,7 +100,7 @@ func startSecured(t *testing.T, flags map[string]string, log *bytes.Buffer) *bro
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.stop(context.Background()) })
+	t.Cleanup(func() { b.Stop(context.Background()) })
 	return b
 }
 
@@ -127,7 +127,7 @@ func TestServeWithAuthKeysAndTLS(t *testing.T) {
 		t.Fatal("warned that auth is off with keys configured")
 	}
 	ctx := context.Background()
-	addr := b.server.TLSAddr().String()
+	addr := b.TLSAddr().String()
 	if _, err := client.Dial(ctx, addr, client.WithTLS(&tls.Config{RootCAs: pool})); !errors.Is(err, client.ErrUnauthenticated) {
 		t.Fatalf("no token: %v", err)
 	}

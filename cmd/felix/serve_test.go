@@ -99,7 +99,7 @@ func TestServeRunsABrokerWithAdminEndpointsAndStopsCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready", "/metrics": "felix_build_info"} {
-		resp, err := http.Get("http://" + b.admin.addr() + path)
+		resp, err := http.Get("http://" + b.AdminAddr() + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestServeRunsABrokerWithAdminEndpointsAndStopsCleanly(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	cl, err := client.Dial(ctx, b.server.Addr().String())
+	cl, err := client.Dial(ctx, b.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestServeRunsABrokerWithAdminEndpointsAndStopsCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl.Close()
-	if err := b.stop(ctx); err != nil {
+	if err := b.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package broker
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (a *adminServer) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 
 // register exposes the broker's figures. They are read at scrape time from
 // the components' own counters, so the hot paths pay nothing for them.
-func (a *adminServer) register(b *broker) {
+func (a *adminServer) register(b *Broker) {
 	b.metrics.register(b)
 	a.metrics.Store(b.metrics.reg)
 }
