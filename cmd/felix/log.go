@@ -74,15 +74,18 @@ func (c *logVerifyCmd) Run() error {
 		return err
 	}
 	var records int64
-	next := segs[0].base
+	next, gapBefore := segs[0].base, false
 	for i, sf := range segs {
 		sum, err := scanFile(sf, i == len(segs)-1, nil)
 		if err != nil {
 			return err
 		}
-		if sum.Header.Base != next && i > 0 {
+		if i > 0 && (sum.Header.Base < next || sum.Header.Base > next && !gapBefore) {
 			return fmt.Errorf("%s starts at offset %d but the segment before it ends at %d", sf.path, sum.Header.Base, next)
 		}
+		// A compacted segment covers every offset up to the next base: the
+		// records it dropped from its end are no gap.
+		gapBefore = sum.Header.Flags&segment.HeaderFlagCompacted != 0
 		status := "ok"
 		if sum.Torn {
 			status = fmt.Sprintf("torn tail of %d bytes at byte %d (recovery cuts it)", sum.TornBytes, sum.End)
