@@ -182,17 +182,22 @@
 //
 // # Goroutines and locks
 //
-// Lock order: compaction.mu, then mu, then wmu. mu guards the append
-// side (offsets, the fill
-// buffer, the tail segment's fill fields and index entries, the waiter
-// queue, poison). wmu guards the active segment, rollover's publication of
+// Lock order: compaction.mu, then mu, then wmu, then a sealed segment's
+// lazy.mu (index_lazy.go: a leaf, held while what a segment opened on its
+// header loads, which GenerationEnd does under mu and retention and
+// Truncate under wmu). goOffline takes mu, so damage is reported with no
+// log lock held (the verifier, Read and a compaction hold none). mu
+// guards the append side (offsets, the fill buffer, the tail segment's
+// fill fields and index entries, the waiter queue, poison). wmu guards the active segment, rollover's publication of
 // the segment list, and watermark publication, against the background
 // syncer, retention and Truncate. The segment list is copy-on-write behind
 // an atomic pointer; readers take a reference on the segment they read so
 // retention cannot close it under them. The verifier (one goroutine, from
 // Open to Close) takes such a reference too, and reads what a segment
-// claims (file, end, index entries) under wmu, which Truncate holds when
-// it reopens one; it holds no lock while it reads. Waiter callbacks, Flushers and
+// claims (its file and end) under wmu, which Truncate holds when
+// it reopens one; it holds no lock while it reads. Open opens the sealed
+// segments on up to eight goroutines of its own, each touching only the
+// segments it was handed, and waits for them. Waiter callbacks, Flushers and
 // OnVisible run on the committer goroutine (or a FlushHere caller's) with
 // no lock held (a failure found by the background loop tells the waiters
 // from there).
