@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	fbroker "github.com/felixbroker/felix/broker"
 	"github.com/felixbroker/felix/client"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
@@ -32,8 +33,8 @@ func (c *storeClock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// cacheBroker is an engine, a cache store on fs/dir and a netio server
-// over both, in-process on 127.0.0.1:0. A MemFS keeps its files across a
+// cacheBroker is one broker.Broker on fs/dir, in-process on 127.0.0.1:0,
+// its caches on a clock the test moves. A MemFS keeps its files across a
 // restart.
 type cacheBroker struct {
 	t     testing.TB
@@ -41,9 +42,10 @@ type cacheBroker struct {
 	dir   string
 	clock *storeClock
 	tune  func(*cache.Options, *netio.Config)
-	eng   *engine.Engine
-	store *cache.Store
-	srv   *netio.Server
+	b     *fbroker.Broker
+	eng   *engine.Engine // b's, for tests that look inside
+	store *cache.Store   // b's
+	srv   *netio.Server  // b's
 }
 
 func startCacheBroker(t testing.TB, tune func(*cache.Options, *netio.Config)) *cacheBroker {
@@ -57,51 +59,30 @@ func startCacheBroker(t testing.TB, tune func(*cache.Options, *netio.Config)) *c
 
 func (b *cacheBroker) start() {
 	b.t.Helper()
-	eng, err := engine.Open(engine.Options{FS: b.fs, Dir: b.dir})
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	opts := cache.Options{FS: b.fs, Dir: b.dir, CompactEvery: -1, Now: b.clock.Now}
-	cfg := netio.Config{Addr: "127.0.0.1:0", Engine: eng, Multicore: true, EventLoops: 2}
+	cfg := fbroker.Config{DataDir: b.dir, FS: b.fs,
+		Cache: cache.Options{CompactEvery: -1, Now: b.clock.Now},
+		Net:   netio.Config{Addr: "127.0.0.1:0", Multicore: true, EventLoops: 2}}
 	if b.tune != nil {
-		b.tune(&opts, &cfg)
+		b.tune(&cfg.Cache, &cfg.Net)
 	}
-	store, err := cache.Open(opts)
+	fb, err := fbroker.Start(cfg)
 	if err != nil {
-		eng.Close()
 		b.t.Fatal(err)
 	}
-	cfg.Caches = store
-	srv, err := netio.NewServer(cfg)
-	if err == nil {
-		err = srv.Start()
-	}
-	if err != nil {
-		store.Close()
-		eng.Close()
-		b.t.Fatal(err)
-	}
-	b.eng, b.store, b.srv = eng, store, srv
+	b.b, b.eng, b.store, b.srv = fb, fb.Engine(), fb.Caches(), fb.Server()
 }
 
-// stop stops the server, then closes the store and the engine. Stopping
-// twice is harmless.
+// stop stops the broker. Stopping twice is harmless.
 func (b *cacheBroker) stop() {
-	if b.srv == nil {
+	if b.b == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := b.srv.Stop(ctx); err != nil {
-		b.t.Errorf("stopping the server: %v", err)
+	if err := b.b.Stop(ctx); err != nil {
+		b.t.Errorf("stopping the broker: %v", err)
 	}
-	if err := b.store.Close(); err != nil {
-		b.t.Errorf("closing the cache store: %v", err)
-	}
-	if err := b.eng.Close(); err != nil {
-		b.t.Errorf("closing the engine: %v", err)
-	}
-	b.srv, b.store, b.eng = nil, nil, nil
+	b.b, b.srv, b.store, b.eng = nil, nil, nil, nil
 }
 
 // restart stops the broker and starts it again on the same files; clients

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	fbroker "github.com/felixbroker/felix/broker"
 	"github.com/felixbroker/felix/client"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/netio"
@@ -14,18 +15,21 @@ import (
 	"github.com/felixbroker/felix/segment/vfs"
 )
 
-// broker is an engine and a netio server on 127.0.0.1:0, in-process.
+// broker is one broker.Broker on 127.0.0.1:0, in-process, started the way
+// felix serve starts one.
 type broker struct {
 	t    testing.TB
 	fs   vfs.FS
 	dir  string
 	tune func(*netio.Config)
-	eng  *engine.Engine
-	srv  *netio.Server
+	b    *fbroker.Broker
+	eng  *engine.Engine // b's, for tests that look inside
+	srv  *netio.Server  // b's
+	done bool           // stopped
 }
 
-// startBroker opens an engine on fs/dir (a MemFS keeps its files across a
-// restart) and starts a server on it; both stop when the test ends.
+// startBroker starts a broker on fs/dir (a MemFS keeps its files across a
+// restart); it stops when the test ends.
 func startBroker(t testing.TB, fs vfs.FS, dir string) *broker {
 	return startBrokerWith(t, fs, dir, nil)
 }
@@ -34,22 +38,15 @@ func startBroker(t testing.TB, fs vfs.FS, dir string) *broker {
 // by tune.
 func startBrokerWith(t testing.TB, fs vfs.FS, dir string, tune func(*netio.Config)) *broker {
 	t.Helper()
-	eng, err := engine.Open(engine.Options{FS: fs, Dir: dir})
+	cfg := fbroker.Config{DataDir: dir, FS: fs, Net: netio.Config{Addr: "127.0.0.1:0"}}
+	if tune != nil { // once the engine is open: quotas count its bytes
+		cfg.Secure = func(nc *netio.Config, _ *engine.Engine) error { tune(nc); return nil }
+	}
+	fb, err := fbroker.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := netio.Config{Addr: "127.0.0.1:0", Engine: eng}
-	if tune != nil {
-		tune(&cfg)
-	}
-	srv, err := netio.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &broker{t: t, fs: fs, dir: dir, tune: tune, eng: eng, srv: srv}
+	b := &broker{t: t, fs: fs, dir: dir, tune: tune, b: fb, eng: fb.Engine(), srv: fb.Server()}
 	t.Cleanup(b.stop)
 	return b
 }
@@ -60,31 +57,26 @@ func (b *broker) addr() string { return b.srv.Addr().String() }
 
 func (b *broker) metrics() *netio.Metrics { return b.srv.Metrics() }
 
-// stop stops the server, then closes the engine. Stopping twice is
-// harmless.
+// stop stops the broker. Stopping twice is harmless.
 func (b *broker) stop() {
-	if b.srv == nil {
+	if b.done {
 		return
 	}
+	b.done = true
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := b.srv.Stop(ctx); err != nil {
-		b.t.Errorf("stopping the server: %v", err)
+	if err := b.b.Stop(ctx); err != nil {
+		b.t.Errorf("stopping the broker: %v", err)
 	}
-	if err := b.eng.Close(); err != nil {
-		b.t.Errorf("closing the engine: %v", err)
-	}
-	b.srv, b.eng = nil, nil
 }
 
 // stopAfterCrash stops a broker whose files crashed under it: the server
 // and engine fail to sync, and that is expected.
 func (b *broker) stopAfterCrash() {
+	b.done = true
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = b.srv.Stop(ctx)
-	_ = b.eng.Close()
-	b.srv, b.eng = nil, nil
+	_ = b.b.Stop(ctx)
 }
 
 // restart stops the broker and starts a new one on the same files.

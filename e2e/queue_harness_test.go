@@ -9,29 +9,29 @@ import (
 	"testing"
 	"time"
 
+	fbroker "github.com/felixbroker/felix/broker"
 	"github.com/felixbroker/felix/client"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/group"
-	"github.com/felixbroker/felix/engine/producer"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/netio/wire"
 	"github.com/felixbroker/felix/segment/vfs"
 )
 
-// queueBroker is a broker serving consumer groups and idempotent
-// producers, in-process: an engine on a memory file system, the two
-// managers over it, and a netio server. It restarts on the same files and
-// the same address, so a client reconnects to it as to a real broker that
-// came back.
+// queueBroker is a broker.Broker serving consumer groups and idempotent
+// producers, in-process, on a memory file system. It restarts on the same
+// files and the same address, so a client reconnects to it as to a real
+// broker that came back.
 type queueBroker struct {
 	t     testing.TB
 	eopts engine.Options
 	gopts group.Options
 	addr  string // fixed after the first start
 
-	eng    *engine.Engine
-	groups *group.Manager
-	srv    *netio.Server
+	b      *fbroker.Broker
+	eng    *engine.Engine // b's, for tests that look inside
+	groups *group.Manager // b's
+	srv    *netio.Server  // b's
 }
 
 // startQueueBroker starts a broker on a fresh memory file system; eopts'
@@ -47,40 +47,25 @@ func startQueueBroker(t testing.TB, eopts engine.Options, gopts group.Options) *
 
 func (b *queueBroker) start() {
 	b.t.Helper()
-	eng, err := engine.Open(b.eopts)
+	fb, err := fbroker.Start(fbroker.Config{DataDir: b.eopts.Dir, FS: b.eopts.FS, Engine: b.eopts, Groups: b.gopts,
+		Net: netio.Config{Addr: b.addr, Multicore: true, EventLoops: 2}})
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	b.eng, b.groups = eng, group.New(eng, b.gopts)
-	srv, err := netio.NewServer(netio.Config{Addr: b.addr, Engine: eng, Groups: b.groups,
-		Producers: producer.New(eng, producer.Options{}), Multicore: true, EventLoops: 2})
-	if err == nil {
-		err = srv.Start()
-	}
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	b.srv, b.addr = srv, srv.Addr().String()
+	b.b, b.eng, b.groups, b.srv, b.addr = fb, fb.Engine(), fb.Groups(), fb.Server(), fb.Addr().String()
 }
 
-// stop stops the server, then the groups and the engine; twice is
-// harmless.
+// stop stops the broker; twice is harmless.
 func (b *queueBroker) stop() {
-	if b.srv == nil {
+	if b.b == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := b.srv.Stop(ctx); err != nil {
-		b.t.Errorf("stopping the server: %v", err)
+	if err := b.b.Stop(ctx); err != nil {
+		b.t.Errorf("stopping the broker: %v", err)
 	}
-	if err := b.groups.Close(); err != nil {
-		b.t.Errorf("closing the groups: %v", err)
-	}
-	if err := b.eng.Close(); err != nil {
-		b.t.Errorf("closing the engine: %v", err)
-	}
-	b.srv, b.eng, b.groups = nil, nil, nil
+	b.b, b.srv, b.eng, b.groups = nil, nil, nil, nil
 }
 
 // restart stops the broker and starts it again on the same files and
