@@ -7,32 +7,26 @@ import (
 	"log"
 	"time"
 
+	"github.com/felixbroker/felix/broker"
+
 	"github.com/felixbroker/felix/client"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/segment/vfs"
 )
 
-// startBroker runs a broker in this process: an engine on an in-memory
-// file system and a server on a free loopback port. It returns the
-// address to dial and a function that stops both.
+// startBroker runs a broker in this process, on an in-memory file system
+// and a free loopback port. It returns the address to dial and a function
+// that stops it.
 func startBroker() (addr string, stop func()) {
-	eng, err := engine.Open(engine.Options{FS: vfs.NewMem(), Dir: "/data"})
+	b, err := broker.Start(broker.Config{DataDir: "/data", FS: vfs.NewMem(), Net: netio.Config{Addr: "127.0.0.1:0"}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := netio.NewServer(netio.Config{Addr: "127.0.0.1:0", Engine: eng})
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		log.Fatal(err)
-	}
-	return srv.Addr().String(), func() {
+	return b.Addr().String(), func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Stop(ctx)
-		_ = eng.Close()
+		_ = b.Stop(ctx)
 	}
 }
 

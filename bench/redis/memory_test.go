@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/broker"
+
 	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/netio"
-	"github.com/felixbroker/felix/ring"
-	"github.com/felixbroker/felix/segment/vfs"
 )
 
 // TestMemoryPerKey loads the same keys (0-byte values, so what is left is
@@ -139,42 +138,24 @@ func rssOf(t *testing.T, pid string) int64 {
 	return 0
 }
 
-// felixHeapPerKey starts a broker in this process (engine, a durable cache
-// store on a temporary directory, the server), loads n keys through the
-// wire, and returns the live heap it grew by per key.
+// felixHeapPerKey starts a broker in this process (broker.Broker on a
+// temporary directory, its durable cache made there), loads n keys through
+// the wire, and returns the live heap it grew by per key.
 func felixHeapPerKey(t *testing.T, clients, n int, value []byte) float64 {
-	dir := t.TempDir()
-	eng, err := engine.Open(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	driver, err := ring.Open(ring.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer driver.Close()
-	store, err := cache.Open(cache.Options{FS: vfs.NewOS(driver), Dir: dir, CompactEvery: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	if _, err := store.Create(cache.ID{Tenant: "bench", Namespace: "redis", Name: "kv"}, cache.Config{Shards: 4, Durable: true}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := netio.NewServer(netio.Config{Addr: "127.0.0.1:0", Engine: eng, Caches: store, Multicore: true})
-	if err == nil {
-		err = srv.Start()
-	}
+	b, err := broker.Start(broker.Config{DataDir: t.TempDir(), Cache: cache.Options{CompactEvery: -1},
+		Net: netio.Config{Addr: "127.0.0.1:0", Multicore: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		srv.Stop(ctx)
+		b.Stop(ctx)
 	}()
-	addr := srv.Addr().String()
+	if _, err := b.Caches().Create(cache.ID{Tenant: "bench", Namespace: "redis", Name: "kv"}, cache.Config{Shards: 4, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	addr := b.Addr().String()
 	heap0 := liveHeap()
 	sys := system{name: "felix", dial: func() (kvConn, error) { return dialFelix(addr, benchCache) }}
 	if err := preloadN(sys, clients, n, "mem", value); err != nil {

@@ -8,58 +8,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/felixbroker/felix/broker"
+
 	"github.com/felixbroker/felix/bench"
 	"github.com/felixbroker/felix/engine"
-	"github.com/felixbroker/felix/engine/cache"
-	"github.com/felixbroker/felix/engine/group"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/ring"
-	"github.com/felixbroker/felix/segment/vfs"
 )
 
 // testLimit bounds every workload a test runs.
 const testLimit = time.Minute
 
-// startBroker runs an engine, a cache store and a group manager on a
-// temporary directory and a server on 127.0.0.1:0, as `felix bench` does
-// without an address.
+// startBroker runs a broker.Broker on a temporary directory and
+// 127.0.0.1:0, as `felix bench` does without an address.
 func startBroker(t *testing.T) Target {
 	t.Helper()
-	d, err := ring.Open(ring.Config{Mode: ring.ModePortable})
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	fs := vfs.NewOS(d)
-	e, err := engine.Open(engine.Options{FS: fs, Dir: dir, Fsync: shardlog.Periodic(0), PrepareSegments: true,
-		SegmentBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	caches, err := cache.Open(cache.Options{FS: fs, Dir: dir, Fsync: shardlog.Periodic(0), SegmentBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups := group.New(e, group.Options{})
-	s, err := netio.NewServer(netio.Config{Addr: "127.0.0.1:0", Engine: e, Caches: caches, Groups: groups,
-		Multicore: true, EventLoops: 2})
-	if err == nil {
-		err = s.Start()
-	}
+	b, err := broker.Start(broker.Config{DataDir: dir, IO: ring.ModePortable,
+		Engine: engine.Options{Fsync: shardlog.Periodic(0), PrepareSegments: true, SegmentBytes: 8 << 20},
+		Net:    netio.Config{Addr: "127.0.0.1:0", Multicore: true, EventLoops: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testLimit)
 		defer cancel()
-		s.Stop(ctx)
-		groups.Close()
-		caches.Close()
-		e.Close()
-		d.Close()
+		b.Stop(ctx)
 	})
-	return Target{Addr: s.Addr().String(), DataDir: dir}
+	return Target{Addr: b.Addr().String(), DataDir: dir}
 }
 
 func testContext(t *testing.T) context.Context {
