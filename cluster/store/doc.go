@@ -46,7 +46,10 @@
 //     revision order, all of a revision in one batch, or ends with an
 //     error: ErrCompacted when the history it needs is gone, never by
 //     silently skipping. A watch on etcd also ends when its member loses
-//     the cluster's leader, instead of going quiet.
+//     the cluster's leader, instead of going quiet (etcd checks that in
+//     its gRPC layer only, so the store of an embedded member of several
+//     talks gRPC to its own member; a cluster of one uses an in-process
+//     client, and has no leader to lose).
 //   - A lease's keys all go in one revision, in key order, when it ends.
 //     The in-memory store expires a lease when its Clock reaches the
 //     deadline (every operation checks first, so expiry depends on the

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"go.uber.org/zap"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 )
@@ -74,10 +77,33 @@ func StartEmbedded(ctx context.Context, cfg EmbedConfig) (*Embedded, error) {
 		closeUnready(e)
 		return nil, fmt.Errorf("felix/cluster/store: embedded etcd %q in %s: %w", ecfg.Name, cfg.Dir, err)
 	}
+	c, err := memberClient(e, zapLogger(cfg.Logger, cfg.LogLevel))
+	if err != nil {
+		closeUnready(e)
+		return nil, fmt.Errorf("felix/cluster/store: a client of embedded etcd %q: %w", ecfg.Name, err)
+	}
 	m := &Embedded{etcd: e}
-	m.store = newEtcd(v3client.New(e.Server), m.closeMember)
+	m.store = newEtcd(c, m.closeMember)
 	return m, nil
 }
+
+// memberClient is the member's own client: in process for a cluster of
+// one, and over gRPC on the member's client URL for a member of several,
+// since etcd checks a watch's "require a leader" in its gRPC interceptor
+// only, and an in-process watch on a member cut off from its leader would
+// go quiet instead of failing.
+func memberClient(e *embed.Etcd, lg *zap.Logger) (*clientv3.Client, error) {
+	if len(e.Server.Cluster().Members()) == 1 {
+		return v3client.New(e.Server), nil
+	}
+	return clientv3.New(clientv3.Config{
+		Endpoints:   []string{clientURL(e)},
+		DialTimeout: dialTimeoutDefault,
+		Logger:      lg,
+	})
+}
+
+func clientURL(e *embed.Etcd) string { return "http://" + e.Clients[0].Addr().String() }
 
 func awaitReady(ctx context.Context, e *embed.Etcd) error {
 	select {
@@ -99,12 +125,13 @@ func closeUnready(e *embed.Etcd) {
 	e.Close()
 }
 
-// Store is the Store on this member, through an in-process client (no
-// socket). Closing it closes the member.
+// Store is the Store on this member: through an in-process client (no
+// socket) for a cluster of one, over loopback gRPC for a member of
+// several. Closing it closes the member.
 func (m *Embedded) Store() *Etcd { return m.store }
 
 // ClientURL is the URL the member serves clients on, with its real port.
-func (m *Embedded) ClientURL() string { return "http://" + m.etcd.Clients[0].Addr().String() }
+func (m *Embedded) ClientURL() string { return clientURL(m.etcd) }
 
 // PeerURL is the URL the member listens for peers on, with its real port.
 func (m *Embedded) PeerURL() string { return "http://" + m.etcd.Peers[0].Addr().String() }

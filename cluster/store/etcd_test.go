@@ -41,6 +41,21 @@ func TestEmbeddedClusterOfThree(t *testing.T) {
 	if got := events(t, w, 1); string(got[0].KV.Value) != "from b" {
 		t.Fatalf("c watched %+v, want b's write", got[0].KV)
 	}
+
+	// With b and c gone, a has no leader: its watch says so, never goes quiet.
+	wa := watch(t, sa, "cp/", revision(t, sb)+1)
+	closeAll(members[1:]) // together: each waits up to 1 s for its open peer connections
+	if err := watchErr(t, wa); errors.Is(err, ErrClosed) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a watch on a member without a leader ended with %v, want etcd's no-leader error", err)
+	}
+}
+
+func closeAll(members []*Embedded) {
+	var wg sync.WaitGroup
+	for _, m := range members {
+		wg.Go(func() { m.Close() })
+	}
+	wg.Wait()
 }
 
 // startCluster starts the members concurrently (each waits for a quorum)
