@@ -91,9 +91,7 @@ func (l *Log) rebuildLocked(s *seg, lz *lazySealed) (sealedMeta, error) {
 	if n := len(sum.Index); n > 0 {
 		m.lastEntryPos = int64(sum.Index[n-1].Pos)
 	}
-	if err := l.writeIndexOf(s, sum.Index); err != nil {
-		l.opts.Logger.Warn("could not rewrite a segment index; it will be rebuilt next time", "file", indexPath(s), "err", err)
-	}
+	l.rewriteIndex(s, &sum)
 	lz.meta.Store(&m)
 	lz.entries.Store(&sum.Index)
 	return m, nil
@@ -121,19 +119,6 @@ func (l *Log) entriesOf(s *seg) ([]segment.IndexEntry, error) {
 	return entries, err
 }
 
-// entriesToCheck returns s's entries for the verifier without keeping
-// them: loaded for a segment nobody reads, they would hold memory (24
-// bytes an entry) for as long as the segment is kept.
-func (l *Log) entriesToCheck(s *seg) ([]segment.IndexEntry, error) {
-	lz := s.lazy.Load()
-	if lz == nil || lz.entries.Load() != nil {
-		return l.entriesOf(s)
-	}
-	lz.mu.Lock()
-	defer lz.mu.Unlock()
-	return l.loadEntriesLocked(s, lz)
-}
-
 // loadEntriesLocked reads s's whole index, checksum and all, and checks it
 // says what the meta does; one that does not is rebuilt from a scan.
 func (l *Log) loadEntriesLocked(s *seg, lz *lazySealed) ([]segment.IndexEntry, error) {
@@ -144,16 +129,71 @@ func (l *Log) loadEntriesLocked(s *seg, lz *lazySealed) ([]segment.IndexEntry, e
 	if e := lz.entries.Load(); e != nil {
 		return *e, nil // the meta's load rebuilt them
 	}
-	if ix := l.readIndex(s); ix != nil && ix.DataEnd == s.fillPos && len(ix.Entries) > 0 {
-		last := ix.Entries[len(ix.Entries)-1]
-		if int64(last.Pos) == m.lastEntryPos && last.Generation == m.lastGen {
-			return ix.Entries, nil
-		}
+	if ix := l.readIndex(s); indexAgrees(s, ix, m) {
+		return ix.Entries, nil
 	}
 	if _, err := l.rebuildLocked(s, lz); err != nil {
 		return nil, err
 	}
 	return *lz.entries.Load(), nil
+}
+
+// indexAgrees reports whether ix, decoded through its checksum, is the
+// index whose head gave m.
+func indexAgrees(s *seg, ix *segment.Index, m sealedMeta) bool {
+	if ix == nil || ix.DataEnd != s.fillPos || len(ix.Entries) == 0 {
+		return false
+	}
+	last := ix.Entries[len(ix.Entries)-1]
+	return int64(last.Pos) == m.lastEntryPos && last.Generation == m.lastGen
+}
+
+// indexToCheck returns s's index entries for the verifier when its index
+// stands (ok), without keeping them: loaded for a segment nobody reads,
+// they would hold memory (24 bytes an entry) for as long as the segment is
+// kept. It never scans: an index that does not stand is the verifier's to
+// rebuild, from its own paced scan (restoreIndex).
+func (l *Log) indexToCheck(s *seg) ([]segment.IndexEntry, bool) {
+	lz := s.lazy.Load()
+	if lz == nil {
+		return s.entries, true // final once sealed
+	}
+	if e := lz.entries.Load(); e != nil {
+		return *e, true
+	}
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	m, ok := l.metaFromHead(s)
+	if !ok {
+		return nil, false
+	}
+	ix := l.readIndex(s)
+	if !indexAgrees(s, ix, m) {
+		return nil, false
+	}
+	return ix.Entries, true
+}
+
+// restoreIndex writes the index the verifier's scan of s built, unless a
+// load rebuilt it meanwhile.
+func (l *Log) restoreIndex(s *seg, sum *segment.Summary) {
+	if lz := s.lazy.Load(); lz != nil {
+		lz.mu.Lock()
+		defer lz.mu.Unlock()
+		if lz.entries.Load() != nil {
+			return
+		}
+	}
+	l.rewriteIndex(s, sum)
+}
+
+// rewriteIndex writes the index a scan of s built: what its records say,
+// not what s was opened to (a compacted segment's records may stop before
+// the next base). A failure is left for the next load to find.
+func (l *Log) rewriteIndex(s *seg, sum *segment.Summary) {
+	if err := l.storeIndex(s, segment.IndexOf(sum)); err != nil {
+		l.opts.Logger.Warn("could not rewrite a segment index; it will be rebuilt next time", "file", indexPath(s), "err", err)
+	}
 }
 
 // resolveLazy loads all of s that opened lazily into s's own fields, for

@@ -140,3 +140,48 @@ func newestTimes(t *testing.T, fs vfs.FS, base int64) (last, lastEntry int64) {
 	}
 	return sum.MaxTimestamp, sum.Index[len(sum.Index)-1].MaxTimestamp
 }
+
+// An index rebuilt for a compacted segment says where the segment's records
+// end, not where the next segment begins (what the open took for its end):
+// otherwise every load would find it disagreeing with the records and scan
+// the segment again.
+func TestARebuiltIndexOfACompactedSegmentSaysWhereItsRecordsEnd(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(mem, OnCommit())
+	l := mustOpen(t, o)
+	appendN(t, l, 0, 300)
+	if _, err := l.Compact(func(r *segment.Record) bool { return r.Offset%10 == 0 }); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	bases := segmentBases(t, mem)
+	for _, b := range bases {
+		mem.Remove(filepath.Join(testDir, segment.IndexName(b)))
+	}
+	o.TrustIndexes = true // the reads rebuild them, not the verifier
+	l = mustOpen(t, o)
+	for _, r := range readAll(t, l) {
+		if r.Offset%10 != 0 && r.Offset < bases[len(bases)-1] {
+			t.Fatalf("record %d survived a compaction that kept every tenth", r.Offset)
+		}
+	}
+	l.Close()
+	gaps := 0
+	for i, b := range bases[:len(bases)-1] {
+		seg := readFile(t, mem, filepath.Join(testDir, segment.SegmentName(b)))
+		sum, err := segment.Scan(bytes.NewReader(seg), int64(len(seg)), segment.ScanOptions{Sealed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := segment.DecodeIndex(readFile(t, mem, filepath.Join(testDir, segment.IndexName(b))))
+		if err != nil || ix.Next != sum.Next || ix.DataEnd != sum.End {
+			t.Fatalf("the rebuilt index of %d says %+v, %v; its records end at byte %d before offset %d", b, ix, err, sum.End, sum.Next)
+		}
+		if sum.Next < bases[i+1] {
+			gaps++
+		}
+	}
+	if gaps == 0 {
+		t.Fatal("no compacted segment ends before the next one begins: the test proves nothing")
+	}
+}

@@ -161,11 +161,12 @@ func (l *Log) seal(s *seg) error {
 }
 
 // writeIndex writes s's sparse index beside it.
-func (l *Log) writeIndex(s *seg) error { return l.writeIndexOf(s, s.entries) }
+func (l *Log) writeIndex(s *seg) error {
+	return l.storeIndex(s, &segment.Index{Base: s.base, DataEnd: s.fillPos, Next: s.fillNext, Entries: s.entries})
+}
 
-// writeIndexOf writes s's sparse index, of entries, beside it.
-func (l *Log) writeIndexOf(s *seg, entries []segment.IndexEntry) error {
-	ix := &segment.Index{Base: s.base, DataEnd: s.fillPos, Next: s.fillNext, Entries: entries}
+// storeIndex writes ix as s's index file.
+func (l *Log) storeIndex(s *seg, ix *segment.Index) error {
 	path := indexPath(s)
 	_ = l.opts.FS.Remove(path)
 	f, err := l.opts.FS.Create(path)

@@ -66,17 +66,32 @@ func (l *Log) verifyOne(s *seg) error {
 			return err // the index is read whole, before the pacer would see it
 		}
 	}
-	entries, err := l.entriesToCheck(s)
-	if err != nil {
-		return l.verdict(s, snap, err)
-	}
-	check := indexCheck{entries: entries, base: s.base, path: indexPath(s)}
-	r := pacedReader{r: snap.file, pacer: l.opts.VerifyPacer, stop: l.verify.stop}
-	sum, err := segment.Scan(r, snap.end, segment.ScanOptions{Name: s.path, Sealed: true, Visit: check.visit})
-	if err == nil {
-		err = check.finish(s, &sum, snap)
+	entries, indexed := l.indexToCheck(s)
+	sum, err := l.scanToVerify(s, snap, entries, indexed)
+	if err == nil && !indexed {
+		l.restoreIndex(s, &sum)
 	}
 	return l.verdict(s, snap, err)
+}
+
+// scanToVerify reads s through the pacer, verifying every record and,
+// when s has an index that stands (indexed), every entry of it; and that
+// the records run to where s ends.
+func (l *Log) scanToVerify(s *seg, snap sealedSnapshot, entries []segment.IndexEntry, indexed bool) (segment.Summary, error) {
+	check := indexCheck{entries: entries, base: s.base, path: indexPath(s)}
+	opts := segment.ScanOptions{Name: s.path, Sealed: true, IndexIntervalBytes: l.opts.IndexIntervalBytes}
+	if indexed {
+		opts.Visit = check.visit
+	}
+	r := pacedReader{r: snap.file, pacer: l.opts.VerifyPacer, stop: l.verify.stop}
+	sum, err := segment.Scan(r, snap.end, opts)
+	switch {
+	case err != nil:
+		return sum, err
+	case indexed:
+		return sum, check.finish(s, &sum, snap)
+	}
+	return sum, runsToEnd(s, &sum, snap.end, snap.next)
 }
 
 // sealedSnapshot is what a sealed segment claims, read under wmu: Truncate

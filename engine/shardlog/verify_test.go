@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/felixbroker/felix/segment"
@@ -330,4 +331,34 @@ func TestCompactingADamagedSegmentTakesTheLogOffline(t *testing.T) {
 			t.Fatalf("a compacted part was left: %s", n)
 		}
 	}
+}
+
+// A sealed segment whose index is missing (a machine crash can take an
+// index file: sealing does not sync the directory after writing it) is
+// verified by a scan through the pacer, which then writes the index: it is
+// not rebuilt at once, unpaced, before the pacer lets the scan go.
+func TestTheVerifierRebuildsAMissingIndexThroughThePacer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := vfs.NewMem()
+		segs := sealedLog(t, mem, 600)
+		newest := filepath.Join(testDir, segment.IndexName(baseOf(filepath.Base(segs[len(segs)-2]))))
+		if err := mem.Remove(newest); err != nil {
+			t.Fatal(err)
+		}
+		o := testOptions(mem, OnCommit())
+		o.VerifyPacer = NewPacer(1 << 10) // 1 KiB/s: a 4 KiB segment takes seconds
+		l := mustOpen(t, o)
+		defer l.Close()
+		synctest.Wait() // the verifier waits for the pacer
+		if _, err := mem.Stat(newest); err == nil {
+			t.Fatal("the index was rebuilt before the pacer let its scan read the segment")
+		}
+		<-l.Verified()
+		if _, err := segment.DecodeIndex(readFile(t, mem, newest)); err != nil {
+			t.Fatalf("after the verification the index: %v", err)
+		}
+		if st := l.Stats(); st.VerifiedSegments != int64(len(segs)-1) || st.Offline {
+			t.Fatalf("after the verification: %+v", st)
+		}
+	})
 }
