@@ -71,7 +71,8 @@ func (w *memWatch) poll() ([]Event, <-chan struct{}, error) {
 	return w.collectLocked(), s.changed, nil
 }
 
-// endLocked says why the watch cannot go on, if it cannot.
+// endLocked says why the watch cannot go on, if it cannot. Leases due by
+// now expire first, so the watch sees the state at now, as reads do.
 func (w *memWatch) endLocked() error {
 	s := w.store
 	select {
@@ -79,13 +80,9 @@ func (w *memWatch) endLocked() error {
 		return ErrClosed
 	default:
 	}
-	if err := w.ctx.Err(); err != nil {
+	if err := s.beginLocked(w.ctx); err != nil {
 		return err
 	}
-	if s.closed {
-		return ErrClosed
-	}
-	s.expireLocked()
 	if w.next < s.compacted {
 		return fmt.Errorf("%w: a watch at revision %d, history compacted below %d", ErrCompacted, w.next, s.compacted)
 	}
