@@ -117,10 +117,9 @@ func (sh *Shard) visibleLocked(records []byte) {
 	}
 }
 
-// stop ends every subscription with err, wakes every Changed waiter,
-// closes what was attached and then the log.
-func (sh *Shard) stop(err error) error {
-	sh.subMu.Lock()
+// endLocked marks the shard ended by err, ends every subscription with it
+// and wakes every Changed waiter. subMu held.
+func (sh *Shard) endLocked(err error) {
 	sh.closed = err
 	for s := range sh.subs {
 		s.mu.Lock()
@@ -132,6 +131,13 @@ func (sh *Shard) stop(err error) error {
 		close(sh.changed)
 		sh.changed = nil
 	}
+}
+
+// stop ends every subscription with err, wakes every Changed waiter,
+// closes what was attached and then the log.
+func (sh *Shard) stop(err error) error {
+	sh.subMu.Lock()
+	sh.endLocked(err)
 	attached := sh.attached
 	sh.attached = nil
 	sh.subMu.Unlock()

@@ -21,15 +21,5 @@ func (sh *Shard) goOffline(err error) {
 	if sh.closed != nil {
 		return
 	}
-	sh.closed = err
-	for s := range sh.subs {
-		s.mu.Lock()
-		s.end(err)
-		s.mu.Unlock()
-		delete(sh.subs, s)
-	}
-	if sh.changed != nil {
-		close(sh.changed)
-		sh.changed = nil
-	}
+	sh.endLocked(err)
 }
