@@ -190,14 +190,7 @@ func TestBenchCacheAndGroupInProcess(t *testing.T) {
 func benchTestBroker(t *testing.T, flags map[string]string) *served {
 	t.Helper()
 	flags["addr"], flags["admin-addr"], flags["log-level"] = "127.0.0.1:0", "", "error"
-	st := serveSettings()
-	if err := st.resolve("", noEnv, flags); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := parseServeConfig(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configOf(t, flags)
 	b, err := startBroker(cfg)
 	if err != nil {
 		t.Fatal(err)

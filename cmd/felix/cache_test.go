@@ -15,15 +15,8 @@ import (
 // address; it stops when the test ends.
 func cliBroker(t *testing.T) string {
 	t.Helper()
-	st := serveSettings()
 	flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": t.TempDir(), "log-format": "text", "log-level": "error"}
-	if err := st.resolve("", func(string) (string, bool) { return "", false }, flags); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := parseServeConfig(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configOf(t, flags)
 	b, err := startBroker(cfg)
 	if err != nil {
 		t.Fatal(err)

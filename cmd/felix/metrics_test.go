@@ -12,16 +12,9 @@ import (
 // /metrics of a running broker counts a publish end to end: the request by
 // result, its ack latency, the log's append and fsync, the connection.
 func TestMetricsCountAPublishEndToEnd(t *testing.T) {
-	st := serveSettings()
 	flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "127.0.0.1:0", "data": t.TempDir(),
 		"fsync": "on_commit", "log-format": "text", "log-level": "error"}
-	if err := st.resolve("", func(string) (string, bool) { return "", false }, flags); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := parseServeConfig(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configOf(t, flags)
 	b, err := startBroker(cfg)
 	if err != nil {
 		t.Fatal(err)

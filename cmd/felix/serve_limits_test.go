@@ -38,16 +38,9 @@ func TestTheConnectionBoundsAreSettingsWithDefaults(t *testing.T) {
 // --max-connections reaches the server: with auth off, the connection
 // past it is refused overloaded.
 func TestMaxConnectionsHoldsWithAuthOff(t *testing.T) {
-	st := serveSettings()
 	flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": "", "log-format": "text", "log-level": "error",
 		"max-connections": "1"}
-	if err := st.resolve("", func(string) (string, bool) { return "", false }, flags); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := parseServeConfig(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configOf(t, flags)
 	b, err := startBroker(cfg)
 	if err != nil {
 		t.Fatal(err)

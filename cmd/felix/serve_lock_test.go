@@ -18,15 +18,8 @@ import (
 // brokerOn starts a broker on dataDir with ports of its own.
 func brokerOn(t *testing.T, dataDir string) (*served, error) {
 	t.Helper()
-	st := serveSettings()
 	flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": dataDir, "log-format": "text", "log-level": "error"}
-	if err := st.resolve("", func(string) (string, bool) { return "", false }, flags); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := parseServeConfig(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configOf(t, flags)
 	return startBroker(cfg)
 }
 

@@ -87,14 +87,7 @@ func TestATLSAddressWithoutACertificateIsRefused(t *testing.T) {
 func startSecured(t *testing.T, flags map[string]string, log *bytes.Buffer) *served {
 	t.Helper()
 	flags["addr"], flags["admin-addr"], flags["data"] = "127.0.0.1:0", "", ""
-	st := serveSettings()
-	if err := st.resolve("", noEnv, flags); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := parseServeConfig(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configOf(t, flags)
 	cfg.logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	b, err := startBroker(cfg)
 	if err != nil {

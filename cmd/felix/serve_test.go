@@ -85,15 +85,8 @@ func TestDeadLetterMaxAgeIsASetting(t *testing.T) {
 }
 
 func TestServeRunsABrokerWithAdminEndpointsAndStopsCleanly(t *testing.T) {
-	st := serveSettings()
 	flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "127.0.0.1:0", "data": t.TempDir(), "log-format": "text", "log-level": "error"}
-	if err := st.resolve("", func(string) (string, bool) { return "", false }, flags); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := parseServeConfig(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := configOf(t, flags)
 	b, err := startBroker(cfg)
 	if err != nil {
 		t.Fatal(err)
