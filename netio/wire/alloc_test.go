@@ -128,6 +128,12 @@ func decodeSimpleInPlace(f Frame, lim Limits) error {
 	case TypeHelloOK:
 		var m HelloOK
 		return m.Decode(f, lim)
+	case TypePeerHello:
+		var m PeerHello
+		return m.Decode(f, lim)
+	case TypePeerHelloOK:
+		var m PeerHelloOK
+		return m.Decode(f, lim)
 	case TypeOK:
 		var m OK
 		return m.Decode(f, lim)

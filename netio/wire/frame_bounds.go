@@ -21,10 +21,11 @@ const ControlBytesMax = 64 << 10
 type frameBound uint8
 
 const (
-	boundFrame   frameBound = iota // frame_bytes_max
-	boundHello                     // HELLO: versions, features, token, name
-	boundPing                      // PING, PONG: one u64
-	boundControl                   // a small JSON control request: ControlBytesMax
+	boundFrame     frameBound = iota // frame_bytes_max
+	boundHello                       // HELLO: versions, features, token, name
+	boundPing                        // PING, PONG: one u64
+	boundControl                     // a small JSON control request: ControlBytesMax
+	boundPeerHello                   // PEER_HELLO: versions, features, a limit, a broker id
 )
 
 // helloFixedBytes is a HELLO's body less its token and name: two versions,
@@ -47,6 +48,8 @@ func (b frameBound) bytes(l Limits) int {
 		return HeaderSize + 8
 	case boundControl:
 		return ControlBytesMax
+	case boundPeerHello:
+		return HeaderSize + peerHelloFixedBytes + l.nameBytes()
 	}
 	return l.frameBytes()
 }

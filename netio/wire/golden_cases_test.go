@@ -46,6 +46,10 @@ func sessionCases() []goldenCase {
 		InflightRequestsMax: 1024, IdleTimeoutMillis: 30_000}
 	errNotLeader := Error{Code: CodeNotLeader, Name: "not_leader", Message: "shard 2 is led by broker-3",
 		Details: Details{LeaderID: "broker-3", LeaderAddr: "10.0.0.3:7070", Shard: U32(2)}}
+	peerHello := PeerHello{VersionMin: 1, VersionMax: 1, Features: PeerFeaturesRequired | FeatureCache | FeatureCounters,
+		FrameBytesMax: DefaultFrameBytesMax, BrokerID: []byte("broker-2")}
+	peerHelloOK := PeerHelloOK{Version: 1, Features: PeerFeaturesRequired | FeatureCache,
+		FrameBytesMax: DefaultFrameBytesMax, InflightRequestsMax: 1024, BrokerID: []byte("broker-3")}
 	brokers := BrokerListResult{Brokers: []BrokerInfo{{ID: "broker-1", Addr: "10.0.0.1:7070"}, {ID: "broker-3", Addr: "10.0.0.3:7070"}}}
 	return []goldenCase{
 		{"hello", "client: version 1..1, every feature, a token, a name", AppendHello(nil, 1, hello), &hello},
@@ -56,6 +60,10 @@ func sessionCases() []goldenCase {
 		{"error", "not_leader: a redirect naming the owner", AppendError(nil, 4, &errNotLeader), &errNotLeader},
 		{"broker_list", "", AppendControl(nil, 5, &BrokerList{}), &BrokerList{}},
 		{"broker_list_result", "", AppendControl(nil, 5, &brokers), &brokers},
+		{"peer_hello", "broker-2 dials a peer: peer protocol 1..1, binary keyed publish, cache, counters",
+			AppendPeerHello(nil, 1, peerHello), &peerHello},
+		{"peer_hello_ok", "broker-3 answers: version 1, the intersection, its limits and id",
+			AppendPeerHelloOK(nil, 1, peerHelloOK), &peerHelloOK},
 	}
 }
 

@@ -113,6 +113,10 @@ func newSimple(t Type) simpleDecoder {
 		return new(Hello)
 	case TypeHelloOK:
 		return new(HelloOK)
+	case TypePeerHello:
+		return new(PeerHello)
+	case TypePeerHelloOK:
+		return new(PeerHelloOK)
 	case TypeOK:
 		return new(OK)
 	case TypeError:
@@ -245,6 +249,10 @@ func encodeSimpleModel(dst []byte, reqID uint64, model any) []byte {
 		return AppendHello(dst, reqID, *m)
 	case *HelloOK:
 		return AppendHelloOK(dst, reqID, *m)
+	case *PeerHello:
+		return AppendPeerHello(dst, reqID, *m)
+	case *PeerHelloOK:
+		return AppendPeerHelloOK(dst, reqID, *m)
 	case *OK:
 		return AppendOK(dst, reqID)
 	case *Error:

@@ -18,6 +18,8 @@ const (
 	TypeError            Type = 0x0006
 	TypeBrokerList       Type = 0x0007
 	TypeBrokerListResult Type = 0x0008
+	TypePeerHello        Type = 0x0009 // peer.go: brokers only
+	TypePeerHelloOK      Type = 0x000A
 
 	TypePublish              Type = 0x0100
 	TypePublishBatch         Type = 0x0101
@@ -103,6 +105,8 @@ var typeList = []struct {
 	{TypeError, typeSpec{name: "ERROR"}},
 	{TypeBrokerList, typeSpec{name: "BROKER_LIST", feature: FeatureDiscovery, json: true, bound: boundControl}},
 	{TypeBrokerListResult, typeSpec{name: "BROKER_LIST_RESULT", feature: FeatureDiscovery, json: true}},
+	{TypePeerHello, typeSpec{name: "PEER_HELLO", bound: boundPeerHello}},
+	{TypePeerHelloOK, typeSpec{name: "PEER_HELLO_OK"}},
 
 	{TypePublish, typeSpec{name: "PUBLISH", flags: publishFlags, feature: FeatureBinaryPublish}},
 	{TypePublishBatch, typeSpec{name: "PUBLISH_BATCH", flags: publishFlags, feature: FeatureBinaryPublish}},
