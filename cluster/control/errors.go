@@ -1,0 +1,23 @@
+package control
+
+import "errors"
+
+// Errors a caller can test with errors.Is.
+var (
+	// ErrExists: a create found the name taken. A stream's also matches
+	// engine.ErrStreamExists, a cache's cache.ErrCacheExists.
+	ErrExists = errors.New("felix/cluster/control: already exists")
+	// ErrNotFound: a delete found nothing under the name. A stream's also
+	// matches engine.ErrStreamNotFound, a cache's cache.ErrCacheNotFound.
+	ErrNotFound = errors.New("felix/cluster/control: not found")
+	// ErrNotPlaced: an object was created but the control plane neither
+	// placed it nor said why within the wait (is one running?). It stays
+	// created, and is placed when a control plane gets to it.
+	ErrNotPlaced = errors.New("felix/cluster/control: not placed within the wait")
+	// ErrMalformed: a key or value under Root that this format cannot read.
+	ErrMalformed = errors.New("felix/cluster/control: malformed key or value")
+	// ErrInvalid: a request refused before anything was written.
+	ErrInvalid = errors.New("felix/cluster/control: invalid request")
+	// ErrClosed: the component was closed.
+	ErrClosed = errors.New("felix/cluster/control: closed")
+)
