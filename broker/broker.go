@@ -90,6 +90,9 @@ func (b *Broker) openAdmin() error {
 func (b *Broker) openEngine() error {
 	o := b.cfg.Engine
 	o.FS, o.Dir, o.Logger, o.Observer = b.fs, b.cfg.DataDir, b.cfg.logger(), b.metrics.log
+	if b.cfg.Owner != nil {
+		o.Owner = b.cfg.Owner
+	}
 	var err error
 	b.engine, err = engine.Open(o)
 	return err
@@ -98,7 +101,7 @@ func (b *Broker) openEngine() error {
 // openManagers opens the caches, groups and producers over the engine.
 func (b *Broker) openManagers() error {
 	co := b.cfg.Cache
-	co.FS, co.Dir, co.Logger = b.fs, b.cfg.DataDir, b.cfg.logger()
+	co.FS, co.Dir, co.Logger, co.Owner = b.fs, b.cfg.DataDir, b.cfg.logger(), b.engine.Owner()
 	b.cfg.cacheDefaults(&co)
 	var err error
 	if b.caches, err = cache.Open(co); err != nil {
@@ -127,7 +130,7 @@ func (b *Broker) epochDir() string {
 func (b *Broker) openServer() error {
 	nc := b.cfg.Net
 	nc.Engine, nc.Caches, nc.Groups, nc.Producers = b.engine, b.caches, b.groups, b.producers
-	nc.Metrics, nc.Logger = b.metrics.net, b.cfg.logger()
+	nc.Metrics, nc.Logger, nc.Owner = b.metrics.net, b.cfg.logger(), b.engine.Owner()
 	if b.cfg.Secure != nil {
 		if err := b.cfg.Secure(&nc, b.engine); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/felixbroker/felix/client"
 	"github.com/felixbroker/felix/datadir"
+	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/segment/vfs"
 )
@@ -135,4 +136,42 @@ func TestStopTwiceReturnsTheFirstResult(t *testing.T) {
 	if err := b.Stop(context.Background()); err != nil {
 		t.Fatalf("second stop: %v", err)
 	}
+}
+
+// elsewhere leads nothing here: every shard's leader is another broker.
+type elsewhere struct{}
+
+func (elsewhere) Leader(engine.StreamID, int) (bool, string) { return false, "10.0.0.2:7117" }
+
+// Config.Owner is the one ownership source: the engine's publishes, the
+// caches' writes, the groups' polls, the producers' sequences and the
+// server's subscribes all ask it, and each refusal names the leader.
+func TestOneOwnerIsAskedByEveryPart(t *testing.T) {
+	b := start(t, Config{DataDir: "/data", FS: vfs.NewMem(), Owner: elsewhere{}})
+	c := dial(t, b)
+	ctx := testCtx(t)
+	if _, err := c.CreateStream(ctx, testStream, client.StreamConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	ca := c.Cache("t", "n", "c")
+	if err := ca.Create(ctx, client.CacheConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	leads := func(what string, err error) {
+		t.Helper()
+		var se *client.ServerError
+		if !errors.Is(err, client.ErrNotLeader) || !errors.As(err, &se) || se.Details.LeaderAddr != "10.0.0.2:7117" {
+			t.Fatalf("%s on a broker that leads nothing: %v", what, err)
+		}
+	}
+	_, err := c.Publish(ctx, testStream, []byte("x"))
+	leads("a publish", err)
+	_, err = c.Producer(testStream).PublishBatch(ctx, 0, []client.Record{{Value: []byte("x")}})
+	leads("an idempotent publish", err)
+	_, err = ca.Put(ctx, []byte("k"), []byte("v"))
+	leads("a cache put", err)
+	_, err = c.Group(testStream, 0, "g").Poll(ctx, 1, 0)
+	leads("a group poll", err)
+	_, err = c.Subscribe(ctx, testStream, 0, client.SubscribeOptions{Start: client.FromEarliest()})
+	leads("a subscribe", err)
 }

@@ -34,6 +34,12 @@ type Config struct {
 	Version string
 	// Logger receives every component's logs; nil discards them.
 	Logger *slog.Logger
+	// Owner says which shards this broker leads, for every part that asks
+	// (the engine's publishes, the caches' writes, the groups' polls, the
+	// producers' sequences, the server's subscribe redirects): set here
+	// once, it overrides the subsystems' own Owner fields. Nil: the
+	// broker leads everything (engine.Alone).
+	Owner engine.Ownership
 
 	Engine    engine.Options   // FS, Dir, Logger, Observer are set by Start
 	Cache     cache.Options    // FS, Dir, Logger are set by Start; Fsync and SegmentBytes default to the engine's
