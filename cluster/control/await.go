@@ -17,17 +17,20 @@ import (
 // answers at once, even if the brokers that would place it have just
 // joined.
 func (c *Catalog) AwaitPlaced(ctx context.Context, spec cluster.ObjectSpec) error {
+	ctx, stop := c.bounded(ctx, spec.ID)
+	defer stop()
+	return causeOf(ctx, c.await(ctx, spec))
+}
+
+// bounded is ctx, also ended PlaceWait from now with ErrNotPlaced.
+func (c *Catalog) bounded(ctx context.Context, id cluster.ObjectID) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	wait := c.cfg.Clock.AfterFunc(c.cfg.PlaceWait, func() {
-		cancel(fmt.Errorf("%w: %v, %v", ErrNotPlaced, spec.ID, c.cfg.PlaceWait))
+		cancel(fmt.Errorf("%w: %v, %v", ErrNotPlaced, id, c.cfg.PlaceWait))
 	})
-	defer wait.Stop()
-	for {
-		err := c.await(ctx, spec)
-		if !errors.Is(err, store.ErrCompacted) {
-			return causeOf(ctx, err)
-		}
+	return ctx, func() {
+		wait.Stop()
+		cancel(nil)
 	}
 }
 
@@ -40,25 +43,46 @@ func causeOf(ctx context.Context, err error) error {
 }
 
 // await reads, then watches, the placement prefix until it says placed or
-// unplaced.
+// unplaced; it reads again when the watch falls behind a compaction.
 func (c *Catalog) await(ctx context.Context, spec cluster.ObjectSpec) error {
-	prefix := PlacementPrefix(spec.ID)
-	kvs, rev, err := c.cfg.Store.Range(ctx, prefix)
-	if err != nil {
-		return err
+	for {
+		kvs, rev, err := c.cfg.Store.Range(ctx, PlacementPrefix(spec.ID))
+		if err != nil {
+			return err
+		}
+		p := newPlacement(spec)
+		for _, kv := range kvs {
+			p.put(kv)
+		}
+		if done, err := p.done(); done {
+			return err
+		}
+		w, err := c.cfg.Store.Watch(ctx, PlacementPrefix(spec.ID), rev+1)
+		if err != nil {
+			return err
+		}
+		err = p.follow(ctx, w)
+		w.Close()
+		if !errors.Is(err, store.ErrCompacted) {
+			return err
+		}
 	}
-	p := placement{spec: spec, placed: map[int]bool{}}
-	for _, kv := range kvs {
-		p.put(kv)
-	}
-	if done, err := p.done(); done {
-		return err
-	}
-	w, err := c.cfg.Store.Watch(ctx, prefix, rev+1)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
+}
+
+// placement is what the store says of one incarnation's placement.
+type placement struct {
+	spec     cluster.ObjectSpec
+	placed   map[int]bool // the shards (below spec.Shards) with an assignment for the incarnation
+	unplaced *UnplacedReport
+}
+
+func newPlacement(spec cluster.ObjectSpec) *placement {
+	return &placement{spec: spec, placed: map[int]bool{}}
+}
+
+// follow applies the watch until the placement is done, or the watch
+// fails.
+func (p *placement) follow(ctx context.Context, w store.Watch) error {
 	for {
 		events, err := w.Next(ctx)
 		if err != nil {
@@ -71,13 +95,6 @@ func (c *Catalog) await(ctx context.Context, spec cluster.ObjectSpec) error {
 			return err
 		}
 	}
-}
-
-// placement is what the store says of one incarnation's placement.
-type placement struct {
-	spec     cluster.ObjectSpec
-	placed   map[int]bool // shards with an assignment for the incarnation
-	unplaced *UnplacedReport
 }
 
 func (p *placement) apply(ev store.Event) {
@@ -104,7 +121,11 @@ func (p *placement) put(kv store.KV) {
 	switch k.kind {
 	case keyAssignment:
 		a, err := decodeAssignment(k.shard, kv)
-		p.placed[k.shard.Shard] = err == nil && a.Assignment.Incarnation == p.spec.Incarnation
+		if err == nil && a.Assignment.Incarnation == p.spec.Incarnation && k.shard.Shard < p.spec.Shards {
+			p.placed[k.shard.Shard] = true
+		} else {
+			delete(p.placed, k.shard.Shard)
+		}
 	case keyUnplaced:
 		u, err := decodeUnplaced(k.shard.Object, kv.Value)
 		if p.unplaced = nil; err == nil && u.Incarnation == p.spec.Incarnation {
@@ -115,14 +136,8 @@ func (p *placement) put(kv store.KV) {
 
 // done says whether the wait is over, and with which answer.
 func (p *placement) done() (bool, error) {
-	n := 0
-	for shard, ok := range p.placed {
-		if ok && shard < p.spec.Shards {
-			n++
-		}
-	}
 	switch {
-	case n == p.spec.Shards:
+	case len(p.placed) == p.spec.Shards:
 		return true, nil
 	case p.unplaced != nil:
 		return true, p.unplaced.Err()

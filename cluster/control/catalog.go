@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -74,13 +75,28 @@ func (c *Catalog) CreateCache(ctx context.Context, id cache.ID, cfg cache.Config
 }
 
 // create writes e's key if it is absent, then waits for its placement.
+// The watch of its placement starts first, from the store's revision
+// before the write: every assignment of the new incarnation comes after
+// it, and a watch from the current revision starts at once (etcd catches
+// a watch from an older revision up only every 100 ms).
 func (c *Catalog) create(ctx context.Context, e Entry, exists error) (Entry, error) {
 	e.Created = c.cfg.Clock.Now()
 	e.Incarnation = 1 // checked below with the rest; the store gives the real one
 	if err := e.Spec().Check(); err != nil {
 		return Entry{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	ctx, stop := c.bounded(ctx, e.Object)
+	defer stop()
 	key := CatalogKey(e.Object)
+	_, rev, err := c.cfg.Store.Get(ctx, key)
+	if err != nil {
+		return Entry{}, fmt.Errorf("felix/cluster/control: create %v: %w", e.Object, err)
+	}
+	w, err := c.cfg.Store.Watch(ctx, PlacementPrefix(e.Object), rev+1)
+	if err != nil {
+		return Entry{}, fmt.Errorf("felix/cluster/control: create %v: %w", e.Object, err)
+	}
+	defer w.Close()
 	res, err := c.cfg.Store.Txn(ctx, store.Txn{
 		If:   []store.Cmp{store.Absent(key)},
 		Then: []store.Op{store.Put(key, encodeEntry(e))},
@@ -92,7 +108,11 @@ func (c *Catalog) create(ctx context.Context, e Entry, exists error) (Entry, err
 		return Entry{}, fmt.Errorf("%w: %v: %w", ErrExists, e.Object, exists)
 	}
 	e.Incarnation = res.Revision
-	return e, c.AwaitPlaced(ctx, e.Spec())
+	err = newPlacement(e.Spec()).follow(ctx, w)
+	if errors.Is(err, store.ErrCompacted) {
+		err = c.await(ctx, e.Spec())
+	}
+	return e, causeOf(ctx, err)
 }
 
 // Delete removes an object's catalog entry, and the control plane's

@@ -59,3 +59,27 @@ func TestADeposedControlPlanesWriteIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestAControlPlaneWhoseRenewalsGoUnansweredStops: A's renewals hang; one
+// TTL after the last answered one was sent, A counts its lease lost and
+// stops driving, before anything could tell it so; B leads.
+func TestAControlPlaneWhoseRenewalsGoUnansweredStops(t *testing.T) {
+	inBubble(t, func(t *testing.T, m *store.Memory) {
+		hanging := &hangingStore{Store: m, release: make(chan struct{})}
+		a := startController(t, hanging, "b1", nil)
+		synctest.Wait()
+		b := startController(t, m, "b2", nil)
+		hanging.hang.Store(true)
+		time.Sleep(testTTL)
+		synctest.Wait()
+		sa := a.Status()
+		if sa.Leading || sa.Deposed != 1 || !errors.Is(sa.LastEnd, errLeaseLost) {
+			t.Fatalf("A after a TTL of unanswered renewals: %+v", sa)
+		}
+		if sb := b.Status(); !sb.Leading || sb.Epoch <= sa.Epoch {
+			t.Fatalf("B %+v: want it leading after A", sb)
+		}
+		hanging.hang.Store(false)
+		close(hanging.release)
+	})
+}

@@ -74,8 +74,11 @@
 //     and waits for all of them before it steps their outcomes. Close
 //     cancels, waits for both, and revokes the term's lease.
 //   - View: one goroutine reading and watching. Its state is guarded by
-//     View.mu (read-locked by Leader, Local, Status, Changed; write-locked
-//     by that goroutine for each batch).
+//     View.mu (read-locked by Local, Entry, Status, Changed; write-locked
+//     by that goroutine for each batch of changes). Leader takes no lock:
+//     after each batch the goroutine publishes an immutable index of the
+//     answers (an atomic pointer), rebuilding only the objects the batch
+//     touched, or all of them when a registration changed.
 //   - Catalog starts no goroutine; a create's wait watches on the caller's.
 //   - Lease watchdogs and waits run on the Clock's timers, which call back
 //     without any of this package's locks held. Lock order: View.mu, then

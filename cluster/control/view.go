@@ -51,6 +51,8 @@ type View struct {
 	done   chan struct{}
 	ready  atomic.Bool
 
+	owners atomic.Pointer[owners] // published by the goroutine, read by Leader
+
 	mu      sync.RWMutex
 	state   viewState
 	changed chan struct{} // closed and replaced at every change
@@ -64,6 +66,7 @@ func StartView(cfg ViewConfig) (*View, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	v := &View{cfg: cfg, cancel: cancel, done: make(chan struct{}), state: newViewState(), changed: make(chan struct{})}
+	v.owners.Store(&owners{})
 	go v.run(ctx)
 	return v, nil
 }
@@ -138,12 +141,15 @@ func (v *View) follow(ctx context.Context) error {
 func (v *View) replace(kvs []store.KV, rev int64) {
 	st := newViewState()
 	for _, kv := range kvs {
-		v.logBad(st.put(kv))
+		_, err := st.put(kv)
+		v.logBad(err)
 	}
 	st.revision = rev
+	o := buildOwners(&st, v.cfg.Local)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.state = st
+	v.owners.Store(&o)
 	v.ready.Store(true)
 	v.notifyLocked()
 }
@@ -152,10 +158,23 @@ func (v *View) replace(kvs []store.KV, rev int64) {
 func (v *View) update(events []store.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	touched, brokers := map[cluster.ObjectID]bool{}, false
 	for _, ev := range events {
-		v.logBad(v.state.apply(ev))
+		k, err := v.state.apply(ev)
+		v.logBad(err)
 		v.state.revision = max(v.state.revision, ev.Revision())
+		switch k.kind {
+		case keyBroker:
+			brokers = true
+		case keyAssignment:
+			touched[k.shard.Object] = true
+		}
 	}
+	o := v.owners.Load().with(&v.state, v.cfg.Local, touched)
+	if brokers {
+		o = buildOwners(&v.state, v.cfg.Local)
+	}
+	v.owners.Store(&o)
 	v.notifyLocked()
 }
 

@@ -17,22 +17,11 @@ var _ engine.Ownership = (*View)(nil)
 // the shard, and otherwise the leader's client address for a redirect ("",
 // when the shard has no assignment or no leader, or its leader's broker is
 // not registered on the leader's disk). A cache's shards are asked for
-// under cache.ID.OwnershipID. It allocates nothing.
+// under cache.ID.OwnershipID. It takes no lock and allocates nothing: it
+// reads the index published after the last batch of changes.
 func (v *View) Leader(id engine.StreamID, shard int) (bool, string) {
-	sid := ownershipShard(id, shard)
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	a, ok := v.state.shards[sid]
-	leader := a.Assignment.Leader
-	switch {
-	case !ok || leader == (cluster.Replica{}):
-		return false, ""
-	case leader == v.cfg.Local:
-		return true, ""
-	case v.state.live(leader):
-		return false, v.state.brokers[leader.Broker].ClientAddr
-	}
-	return false, ""
+	o := v.owners.Load().of(ownershipShard(id, shard))
+	return o.local, o.addr
 }
 
 // ownershipShard is the shard an engine.Ownership question is about.

@@ -13,6 +13,9 @@ type viewState struct {
 	shards     map[cluster.ShardID]ShardAssignment
 	unplaced   map[cluster.ObjectID]UnplacedReport
 	candidates map[string]store.KV // the control plane's election keys
+	// extent is, per object, one past the highest shard an assignment was
+	// seen for (what the owners index spans).
+	extent map[cluster.ObjectID]int
 }
 
 func newViewState() viewState {
@@ -22,28 +25,28 @@ func newViewState() viewState {
 		shards:     map[cluster.ShardID]ShardAssignment{},
 		unplaced:   map[cluster.ObjectID]UnplacedReport{},
 		candidates: map[string]store.KV{},
+		extent:     map[cluster.ObjectID]int{},
 	}
 }
 
-// apply takes one change. What cannot be read is removed (so it is never
-// served stale) and reported.
-func (st *viewState) apply(ev store.Event) error {
+// apply takes one change, and returns the key it changed. What cannot be
+// read is removed (so it is never served stale) and reported.
+func (st *viewState) apply(ev store.Event) (parsedKey, error) {
 	if ev.Kind == store.EventPut {
 		return st.put(ev.KV)
 	}
 	k, err := parseKey(ev.KV.Key)
-	if err != nil {
-		return err
+	if err == nil {
+		st.remove(k, ev.KV.Key)
 	}
-	st.remove(k, ev.KV.Key)
-	return nil
+	return k, err
 }
 
 // put takes a key's new value.
-func (st *viewState) put(kv store.KV) error {
+func (st *viewState) put(kv store.KV) (parsedKey, error) {
 	k, err := parseKey(kv.Key)
 	if err != nil {
-		return err
+		return k, err
 	}
 	switch k.kind {
 	case keyBroker:
@@ -60,7 +63,7 @@ func (st *viewState) put(kv store.KV) error {
 	if err != nil {
 		st.remove(k, kv.Key)
 	}
-	return err
+	return k, err
 }
 
 func (st *viewState) putBroker(id string, kv store.KV) error {
@@ -83,6 +86,7 @@ func (st *viewState) putAssignment(id cluster.ShardID, kv store.KV) error {
 	a, err := decodeAssignment(id, kv)
 	if err == nil {
 		st.shards[id] = a
+		st.extent[id.Object] = max(st.extent[id.Object], id.Shard+1)
 	}
 	return err
 }
