@@ -83,7 +83,9 @@ func (d *driver) carryOut(ctx context.Context, actions []cluster.Action) error {
 		case cluster.Delete:
 			jobs = append(jobs, deleteJob(a))
 		case cluster.Unplaced:
-			jobs = append(jobs, reportJob(a, d.objects[a.Object], d.lead.Epoch()))
+			if inc, ok := d.objects[a.Object]; ok {
+				jobs = append(jobs, reportJob(a, inc, d.lead.Epoch()))
+			}
 		case cluster.Resync:
 			if err := d.run(ctx, jobs); err != nil {
 				return err

@@ -144,14 +144,18 @@ func (d *driver) event(ev store.Event) (cluster.Event, bool) {
 	return nil, false
 }
 
+// brokerEvent is BrokerJoined for a registration, and BrokerLeft for one
+// that went or that cannot be read (that broker is not live), naming the
+// disk it was registered with.
 func (d *driver) brokerEvent(id string, ev store.Event, put bool) (cluster.Event, bool) {
-	if !put {
-		disk := d.brokers[id]
-		delete(d.brokers, id)
-		return cluster.BrokerLeft{ID: id, DiskID: disk}, true
+	if put {
+		if b, ok := d.decodeBroker(id, ev.KV.Value); ok {
+			return cluster.BrokerJoined{Broker: b}, true
+		}
 	}
-	b, ok := d.decodeBroker(id, ev.KV.Value)
-	return cluster.BrokerJoined{Broker: b}, ok
+	disk, known := d.brokers[id]
+	delete(d.brokers, id)
+	return cluster.BrokerLeft{ID: id, DiskID: disk}, known || !put
 }
 
 // catalogEvent is ObjectCreated or ObjectDeleted; nothing for an object

@@ -47,3 +47,22 @@ func put(t *testing.T, s store.Store, key string, value []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestARegistrationTheControlPlaneCannotReadIsNotLive: b2's registration
+// is overwritten with a value this format cannot read; the control plane
+// takes b2 for gone, and places nothing on it.
+func TestARegistrationTheControlPlaneCannotReadIsNotLive(t *testing.T) {
+	inBubble(t, func(t *testing.T, s *store.Memory) {
+		register(t, s, testBroker(1), nil)
+		put(t, s, BrokerKey("b2"), encodeBroker(testBroker(2)))
+		startController(t, s, "b1", nil)
+		synctest.Wait()
+		put(t, s, BrokerKey("b2"), []byte(`{"id":"b2"}`))
+		if _, err := NewCatalog(CatalogConfig{Store: s}).CreateStream(t.Context(), streamID("orders"), streamConfig(4, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if n := leadersOf(storedAssignments(t, s)); n["b1"] != 4 {
+			t.Fatalf("leaders %v: want all four on b1", n)
+		}
+	})
+}

@@ -68,6 +68,19 @@ type Entry struct {
 	Incarnation int64
 }
 
+// clone copies the config, so the copy shares nothing.
+func (e Entry) clone() Entry {
+	if e.Stream != nil {
+		cfg := *e.Stream
+		e.Stream = &cfg
+	}
+	if e.Cache != nil {
+		cfg := *e.Cache
+		e.Cache = &cfg
+	}
+	return e
+}
+
 // Spec is what placement needs of the entry.
 func (e Entry) Spec() cluster.ObjectSpec {
 	spec := cluster.ObjectSpec{ID: e.Object, Incarnation: e.Incarnation}

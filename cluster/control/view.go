@@ -170,9 +170,11 @@ func (v *View) update(events []store.Event) {
 			touched[k.shard.Object] = true
 		}
 	}
-	o := v.owners.Load().with(&v.state, v.cfg.Local, touched)
+	var o owners
 	if brokers {
 		o = buildOwners(&v.state, v.cfg.Local)
+	} else {
+		o = v.owners.Load().with(&v.state, v.cfg.Local, touched)
 	}
 	v.owners.Store(&o)
 	v.notifyLocked()

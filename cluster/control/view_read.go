@@ -53,18 +53,18 @@ func (v *View) Local() []LocalShard {
 			continue
 		}
 		a.Assignment = a.Assignment.Clone()
-		out = append(out, LocalShard{ShardAssignment: a, Leader: a.Assignment.Leader == v.cfg.Local, Entry: e})
+		out = append(out, LocalShard{ShardAssignment: a, Leader: a.Assignment.Leader == v.cfg.Local, Entry: e.clone()})
 	}
 	slices.SortFunc(out, func(a, b LocalShard) int { return compareShards(a.Shard, b.Shard) })
 	return out
 }
 
-// Entry reads an object's catalog entry.
+// Entry reads an object's catalog entry (a copy).
 func (v *View) Entry(id cluster.ObjectID) (Entry, bool) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	e, ok := v.state.objects[id]
-	return e, ok
+	return e.clone(), ok
 }
 
 // Status is the cluster as a View last saw it, for `felix cluster
@@ -102,7 +102,7 @@ func (v *View) Status() Status {
 		out.Brokers = append(out.Brokers, st.brokers[id])
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(st.objects), compareObjects) {
-		out.Objects = append(out.Objects, st.objects[id])
+		out.Objects = append(out.Objects, st.objects[id].clone())
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(st.shards), compareShards) {
 		out.Shards = append(out.Shards, shardStatus(st, st.shards[id]))
