@@ -71,6 +71,7 @@
 // log's OnVisible; Subscription.mu after it. Attachments are closed with
 // no engine lock held. A log's own locks are never held while OnVisible runs, and the
 // engine never calls into a log while holding subMu except End (atomic).
-// A durable shard's reopen takes diskLog.reopenMu, then subMu (to swap the
-// log in), then diskLog.hmu; hmu is never held across IO.
+// A durable shard's reopen (shardlog.Healer) takes the Healer's Lock, then
+// subMu (to swap the log in), then the Healer's leaf lock, which is never
+// held across IO.
 package engine
