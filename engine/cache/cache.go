@@ -201,7 +201,7 @@ type ShardStats struct {
 func (c *Cache) Stats() []ShardStats {
 	out := make([]ShardStats, len(c.shards))
 	for i, sh := range c.shards {
-		ls := sh.log.Stats()
+		ls := sh.log().Stats()
 		sh.ixMu.RLock()
 		keys := sh.ix.len()
 		sh.ixMu.RUnlock()
@@ -209,7 +209,7 @@ func (c *Cache) Stats() []ShardStats {
 		watches := len(sh.watches)
 		sh.watchMu.Unlock()
 		out[i] = ShardStats{Keys: keys, End: ls.End, LogBytes: ls.Bytes, Segments: ls.Segments,
-			CompactedThrough: sh.log.CompactedThrough(), Compactions: sh.compactions.Load(),
+			CompactedThrough: sh.log().CompactedThrough(), Compactions: sh.compactions.Load(),
 			Watches: watches, Counters: sh.counters.len()}
 	}
 	return out

@@ -65,6 +65,8 @@ type expiredEntry struct {
 func (sh *shard) compactValues() (shardlog.CompactionStats, int64, error) {
 	sh.compactRunning.Lock()
 	defer sh.compactRunning.Unlock()
+	sh.logs.Lock() // no reopen while the log is compacted
+	defer sh.logs.Unlock()
 	if err := sh.usable(); err != nil {
 		return shardlog.CompactionStats{}, 0, err
 	}
@@ -87,7 +89,7 @@ func (sh *shard) compactValues() (shardlog.CompactionStats, int64, error) {
 		}
 		return true
 	}
-	p, err := sh.log.PrepareCompaction(keep)
+	p, err := sh.log().PrepareCompaction(keep)
 	if errors.Is(err, shardlog.ErrNothingToCompact) {
 		return shardlog.CompactionStats{}, 0, nil
 	}
@@ -104,7 +106,7 @@ func (sh *shard) compactValues() (shardlog.CompactionStats, int64, error) {
 		return st, 0, err
 	}
 	sh.sweep(gone)
-	sh.compactedBytes.Store(sh.log.Stats().Bytes)
+	sh.compactedBytes.Store(sh.log().Stats().Bytes)
 	sh.compactions.Add(1)
 	sh.expiredCompacted.Add(int64(len(gone)))
 	return st, int64(len(gone)), nil
@@ -132,7 +134,7 @@ func (sh *shard) sweep(gone []expiredEntry) {
 // due reports whether the shard's values log has grown enough since its
 // last compaction to compact it again.
 func (sh *shard) due() bool {
-	last, now := sh.compactedBytes.Load(), sh.log.Stats().Bytes
+	last, now := sh.compactedBytes.Load(), sh.log().Stats().Bytes
 	grown := now - last
 	return grown >= sh.c.store.opts.CompactMinBytes && grown >= last
 }

@@ -58,7 +58,7 @@ type counterSlot struct {
 	// mu is the counters' writer lock: it guards everything below and is
 	// held across an add's fold and its append, so sums follow log order.
 	mu       sync.Mutex
-	log      *shardlog.Log
+	logs     *shardlog.Healer // nil until opened; reopened once space is back
 	sums     map[string]*counter
 	appended int64
 	failErr  error
@@ -88,9 +88,10 @@ func (cs *counterSlot) openIfPresent() error {
 	return cs.open()
 }
 
-// open opens and folds the log; called with mu held.
+// open opens and folds the log; called with mu held. Once open, it
+// returns why the counters stopped, or nil.
 func (cs *counterSlot) open() error {
-	if cs.log != nil {
+	if cs.logs != nil {
 		return cs.failErr
 	}
 	if !cs.sh.c.info.Config.Durable {
@@ -104,43 +105,49 @@ func (cs *counterSlot) open() error {
 	if err != nil {
 		return err
 	}
-	cs.sums = map[string]*counter{}
-	if err := cs.fold(l); err != nil {
+	sums, err := fold(l)
+	if err != nil {
 		l.Close()
-		return fmt.Errorf("felix/cache: folding the counters of shard %d: %w", cs.sh.index, err)
+		return cs.foldError(err)
 	}
-	cs.log, cs.appended, cs.compacts = l, l.End(), l.Stats().Bytes
+	cs.logs = shardlog.NewHealer(l, cs.takeLog, nil) // heal.go
+	cs.sums, cs.appended, cs.compacts = sums, l.End(), l.Stats().Bytes
 	return nil
 }
 
-// fold replays the log into the sums: a checkpoint sets its key's sum, an
-// add adds to it.
-func (cs *counterSlot) fold(l *shardlog.Log) error {
+func (cs *counterSlot) foldError(err error) error {
+	return fmt.Errorf("felix/cache: folding the counters of shard %d: %w", cs.sh.index, err)
+}
+
+// fold replays a counters log into sums: a checkpoint sets its key's sum,
+// an add adds to it.
+func fold(l *shardlog.Log) (map[string]*counter, error) {
+	sums := map[string]*counter{}
 	buf := make([]byte, 0, rebuildReadBytes+readBufBytes)
 	for from := l.Start(); from < l.End(); {
 		out, next, err := l.Read(from, rebuildReadBytes, buf[:0])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		it := segment.NewIter(out)
 		for r, ok := it.Next(); ok; r, ok = it.Next() {
-			if err := cs.apply(&r); err != nil {
-				return err
+			if err := apply(sums, &r); err != nil {
+				return nil, err
 			}
 		}
 		if it.Err() != nil {
-			return it.Err()
+			return nil, it.Err()
 		}
 		buf, from = out, next
 	}
-	return nil
+	return sums, nil
 }
 
-func (cs *counterSlot) apply(r *segment.Record) error {
-	c := cs.sums[string(r.Key)]
+func apply(sums map[string]*counter, r *segment.Record) error {
+	c := sums[string(r.Key)]
 	if c == nil {
 		c = &counter{checkpoint: -1}
-		cs.sums[string(r.Key)] = c
+		sums[string(r.Key)] = c
 	}
 	if isControl(r) {
 		if len(r.Value) != checkpointBytes {
@@ -165,13 +172,16 @@ func (cs *counterSlot) onVisible(_, _ int64, _ []byte) {
 	cs.visMu.Unlock()
 }
 
-// fail stops the counters until the cache is reopened; mu held.
+// fail stops the counters: their log failed (a failure for lack of space
+// until the log is reopened, heal.go; any other until the cache is opened
+// again) or they are closing, which outranks a failure. A write they stop
+// is told refusalOf(err); mu held.
 func (cs *counterSlot) fail(err error) {
-	if cs.failErr == nil {
-		cs.failErr = err
+	if cs.failErr == nil || closing(err) && !closing(cs.failErr) {
+		cs.failErr = refusalOf(err)
 	}
 	cs.visMu.Lock()
-	if cs.visErr == nil {
+	if cs.visErr == nil || closing(err) {
 		cs.visErr = err
 	}
 	cs.visCond.Broadcast()
@@ -200,10 +210,12 @@ func (cs *counterSlot) add(key []byte, delta int64, w CounterWaiter) error {
 	op.res = CounterValue{Exists: true, Sum: sum, Offset: off}
 	binary.LittleEndian.PutUint64(op.val[:], uint64(delta))
 	op.entry[0] = shardlog.Entry{Key: key, Value: op.val[:]}
-	got, err := cs.log.Append(op.entry[:], cs.sh.gen, op)
+	l := cs.logs.Log()
+	op.l = l
+	got, err := l.Append(op.entry[:], cs.sh.gen, op)
 	if err != nil {
 		op.release()
-		cs.fail(err)
+		cs.logFailed(l, err)
 		return err
 	}
 	if got != off {
@@ -238,7 +250,7 @@ func (cs *counterSlot) get(key []byte) (CounterValue, error) {
 		return CounterValue{}, nil
 	}
 	v := CounterValue{Exists: true, Sum: c.sum, Offset: c.last}
-	l := cs.log
+	l := cs.logs.Log()
 	cs.mu.Unlock()
 	cs.visMu.Lock()
 	defer cs.visMu.Unlock()
@@ -259,12 +271,16 @@ func (cs *counterSlot) compact() (shardlog.CompactionStats, error) {
 	cs.sh.compactRunning.Lock()
 	defer cs.sh.compactRunning.Unlock()
 	cs.mu.Lock()
-	if cs.log == nil {
-		cs.mu.Unlock()
+	h := cs.logs
+	cs.mu.Unlock()
+	if h == nil {
 		return shardlog.CompactionStats{}, nil
 	}
+	h.Lock() // no reopen while the log is compacted
+	defer h.Unlock()
+	cs.mu.Lock()
 	err := cs.checkpointAll()
-	l := cs.log
+	l := h.Log()
 	cs.mu.Unlock()
 	if err != nil {
 		return shardlog.CompactionStats{}, err
@@ -307,9 +323,10 @@ func (cs *counterSlot) checkpointAll() error {
 			binary.LittleEndian.PutUint64(v[8:], uint64(c.last))
 			entries[i] = shardlog.Entry{Key: []byte(k), Value: v, Flags: segment.FlagControl}
 		}
-		first, err := cs.log.Append(entries, cs.sh.gen, nil)
+		l := cs.logs.Log()
+		first, err := l.Append(entries, cs.sh.gen, nil)
 		if err != nil {
-			cs.fail(err)
+			cs.logFailed(l, err)
 			return err
 		}
 		for i, k := range keys[:n] {
@@ -326,10 +343,10 @@ func (cs *counterSlot) checkpointAll() error {
 func (cs *counterSlot) due() bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if cs.log == nil {
+	if cs.logs == nil {
 		return false
 	}
-	grown := cs.log.Stats().Bytes - cs.compacts
+	grown := cs.logs.Log().Stats().Bytes - cs.compacts
 	return grown >= cs.sh.c.store.opts.CompactMinBytes && grown >= cs.compacts
 }
 
@@ -339,19 +356,25 @@ func (cs *counterSlot) len() int {
 	return len(cs.sums)
 }
 
+// close stops the counters and closes their log, stopping a reopen in
+// progress (whose takeLog takes mu: so it is let go first).
 func (cs *counterSlot) close() error {
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.log == nil {
+	h := cs.logs
+	if h != nil {
+		cs.fail(ErrClosed)
+	}
+	cs.mu.Unlock()
+	if h == nil {
 		return nil
 	}
-	cs.fail(ErrClosed)
-	return cs.log.Close()
+	return h.Close()
 }
 
 // counterOp is one add between its append and its acknowledgement; pooled.
 type counterOp struct {
 	cs    *counterSlot
+	l     *shardlog.Log // the log it was appended to
 	w     CounterWaiter
 	res   CounterValue
 	val   [deltaBytes]byte
@@ -366,11 +389,11 @@ func (op *counterOp) release() {
 }
 
 func (op *counterOp) Committed(_, _ int64, err error) {
-	cs, w, res := op.cs, op.w, op.res
+	cs, l, w, res := op.cs, op.l, op.w, op.res
 	op.release()
 	if err != nil {
 		cs.mu.Lock()
-		cs.fail(err)
+		cs.logFailed(l, err)
 		cs.mu.Unlock()
 	}
 	if w != nil {

@@ -141,7 +141,7 @@ func TestCompactionMovesNeitherTheSumNorTheOffsets(t *testing.T) {
 		want[k] = add(t, c, k, int64(i))
 	}
 	cs := &c.shards[0].counters
-	bytesBefore, endBefore := cs.log.Stats().Bytes, cs.log.End()
+	bytesBefore, endBefore := cs.logs.Log().Stats().Bytes, cs.logs.Log().End()
 	st, err := c.Compact()
 	if err != nil {
 		t.Fatal(err)
@@ -149,14 +149,14 @@ func TestCompactionMovesNeitherTheSumNorTheOffsets(t *testing.T) {
 	if st.Logs == 0 {
 		t.Fatal("nothing compacted")
 	}
-	bytesAfter := cs.log.Stats().Bytes
+	bytesAfter := cs.logs.Log().Stats().Bytes
 	if bytesAfter*2 > bytesBefore {
 		t.Fatalf("compaction kept %d of %d bytes", bytesAfter, bytesBefore)
 	}
 	// The checkpoints were appended after every add; nothing before them
 	// moved, so the next add gets the next offset in line.
-	if cs.log.End() != endBefore+4 {
-		t.Fatalf("end %d -> %d: expected four checkpoints appended", endBefore, cs.log.End())
+	if cs.logs.Log().End() != endBefore+4 {
+		t.Fatalf("end %d -> %d: expected four checkpoints appended", endBefore, cs.logs.Log().End())
 	}
 	check := func(c *Cache, what string) {
 		t.Helper()

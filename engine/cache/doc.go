@@ -172,12 +172,14 @@
 //
 // # Locks and goroutines
 //
-// Lock order, per shard:
+// Lock order, per shard (logs: the values log's shardlog.Healer, its
+// Lock; counters.logs: the counters log's):
 //
-//	compactRunning -> compactMu -> writeMu -> ixMu
-//	                               writeMu -> watchMu -> Watch.mu
-//	                               writeMu -> a value cache stripe's mu
-//	visMu (alone)      counterSlot.mu -> counterSlot.visMu
+//	compactRunning -> logs -> compactMu -> writeMu -> ixMu
+//	                                       writeMu -> watchMu -> Watch.mu
+//	                                       writeMu -> a value cache stripe's mu
+//	                                       writeMu -> visMu (a leaf)
+//	compactRunning -> counters.logs -> counterSlot.mu -> counterSlot.visMu
 //
 // A value cache stripe's mu is taken alone by gets, under writeMu by
 // writers (never with ixMu held), and never with another stripe's.
@@ -190,8 +192,23 @@
 // caller's goroutine (shardlog.Log.FlushHere, under None and Periodic),
 // OnVisible and the waiters included, after letting go of writeMu: so
 // their caller must hold no lock of the shard, nor anything a waiter
-// takes. A failed
-// log stops the shard (every operation returns the failure) until the
-// cache is reopened and its index rebuilt from disk. Store.mu guards the
-// table of caches and is never held while a shard is used.
+// takes. Store.mu guards the table of caches and is never held while a
+// shard is used.
+//
+// # Failure
+//
+// A failed log stops the shard (every operation returns the failure; a
+// write is refused before any of it is written, with ErrNoSpace when the
+// log ran out of space: storage_full, safe to send again), since its index
+// may name writes the disk never got. A log that failed for lack of space
+// heals once space is back, without a restart (heal.go): its Healer
+// retries the reopen with backoff on a goroutine of its own, nothing
+// waits for it, and takeLog, holding the Healer's Lock, swaps the reopened
+// log in, rebuilds a new index from it as a restart does (off every lock:
+// the shard serves nothing meanwhile), then under writeMu puts the index
+// in (with a new value cache number), hands the records the reopened log
+// recovered past the old end to the live watches, and lets the shard
+// serve. The counters' log heals the same way, folded again. A log failed
+// with another cause (EIO) stops its shard until the cache is opened
+// again.
 package cache

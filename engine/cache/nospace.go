@@ -14,8 +14,8 @@ import (
 // catalog could not be written, catalog.ErrNoSpace) and leaves nothing;
 // dropping one works, the catalog writing into the reserve only a delete
 // gives up, and frees the cache's space, after which the catalog takes
-// its reserve back. A cache shard whose log failed stays failed until the
-// store is opened again (doc.go).
+// its reserve back. A cache shard whose log ran out of space serves again
+// once space is back (heal.go).
 
 // undoCreate takes back a cache whose shards did not open: its catalog
 // entry, and whatever files opening them made.

@@ -48,13 +48,14 @@ func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
 		if !f.ok {
 			return Item{}, nil
 		}
-		if f.off >= sh.log.End() {
+		if f.off >= sh.log().End() {
 			if err := sh.waitVisible(f.off); err != nil {
 				return Item{}, err
 			}
 			continue
 		}
-		if c, out := sh.values.lookup(sh.valueNo, f.off, key, dst, true); c.ok {
+		no := sh.valueNo.Load()
+		if c, out := sh.values.lookup(no, f.off, key, dst, true); c.ok {
 			return cachedItem(f.off, c, out, sh.c.nowNanos()), nil
 		}
 		r, out, present, err := sh.readRecord(f.off, buf.b[:0])
@@ -78,7 +79,7 @@ func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
 		if expired(exp, sh.c.nowNanos()) {
 			return Item{}, nil
 		}
-		sh.values.insert(sh.valueNo, f.off, r.Key, exp, value)
+		sh.values.insert(no, f.off, r.Key, exp, value)
 		return Item{Found: true, Offset: f.off, ExpiresAt: exp, Value: append(dst, value...)}, nil
 	}
 }

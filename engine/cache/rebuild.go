@@ -14,10 +14,10 @@ const rebuildReadBytes = 4 << 20
 // shard serves anything.
 func (sh *shard) rebuild() (records int64, err error) {
 	now := sh.c.nowNanos()
-	end := sh.log.End()
+	end := sh.log().End()
 	buf := make([]byte, 0, rebuildReadBytes+readBufBytes)
-	for from := sh.log.Start(); from < end; {
-		out, next, err := sh.log.Read(from, rebuildReadBytes, buf[:0])
+	for from := sh.log().Start(); from < end; {
+		out, next, err := sh.logs.Read(from, rebuildReadBytes, buf[:0])
 		if err != nil {
 			return records, err
 		}

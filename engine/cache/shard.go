@@ -1,8 +1,11 @@
 package cache
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/segment"
@@ -13,11 +16,11 @@ import (
 type shard struct {
 	c     *Cache
 	index int
-	log   *shardlog.Log
+	logs  *shardlog.Healer // the values log, reopened once space is back (heal.go)
 	gen   uint32
 
-	values  *valueCache // the store's; nil when off
-	valueNo uint64      // this shard's number there, new at each open
+	values  *valueCache   // the store's; nil when off
+	valueNo atomic.Uint64 // this shard's number there, new at each open and reopen
 
 	// writeMu serializes the shard's writes: the condition check, the
 	// index update and the append happen under it, so the index always
@@ -47,11 +50,13 @@ type shard struct {
 	expiredCompacted atomic.Int64
 
 	// visMu and visCond wake readers waiting for a write to become
-	// visible; failErr (under visMu, flagged by failed) stops the shard.
+	// visible; failErr (under visMu, flagged by failed) stops the shard,
+	// and refusal is what a write it stops is told.
 	visMu   sync.Mutex
 	visCond sync.Cond
 	failed  atomic.Bool
 	failErr error
+	refusal error
 
 	watchMu sync.Mutex // guards watches and stopped; taken by onVisible
 	watches map[*Watch]struct{}
@@ -62,12 +67,16 @@ type shard struct {
 
 func newShard(c *Cache, index int) *shard {
 	sh := &shard{c: c, index: index, gen: c.info.Generation, ix: newIndex(), watches: map[*Watch]struct{}{},
-		values: c.store.values, valueNo: c.store.opened.Add(1)}
+		values: c.store.values}
+	sh.valueNo.Store(c.store.opened.Add(1))
 	sh.visCond.L = &sh.visMu
 	sh.counters.sh = sh
 	sh.counters.visCond.L = &sh.counters.visMu
 	return sh
 }
+
+// log is the values log the shard serves from now.
+func (sh *shard) log() *shardlog.Log { return sh.logs.Log() }
 
 // usable returns why the shard stopped serving, or nil.
 func (sh *shard) usable() error {
@@ -79,16 +88,29 @@ func (sh *shard) usable() error {
 	return sh.failErr
 }
 
-// fail stops the shard: its log failed (only reopening the cache clears
-// that, rebuilding the index from disk) or it is closing. Every waiting
-// reader wakes and every later operation returns err.
+// writable is usable for a write, which a stopped shard refuses before
+// writing any of it: one stopped for lack of space says so (ErrNoSpace,
+// storage_full) whichever of its writes found the disk full.
+func (sh *shard) writable() error {
+	if !sh.failed.Load() {
+		return nil
+	}
+	sh.visMu.Lock()
+	defer sh.visMu.Unlock()
+	return sh.refusal
+}
+
+// fail stops the shard: its log failed (a failure for lack of space until
+// the log is reopened and the index rebuilt from it, heal.go; any other
+// until the cache is opened again) or it is closing, which outranks a
+// failure. Every waiting reader wakes and every later operation returns err.
 func (sh *shard) fail(err error) {
 	sh.visMu.Lock()
-	if sh.failErr == nil {
-		sh.failErr = err
+	if sh.failErr == nil || closing(err) && !closing(sh.failErr) {
+		sh.failErr, sh.refusal = err, refusalOf(err)
 		sh.failed.Store(true)
-		if err != ErrClosed && err != ErrCacheDropped {
-			sh.c.store.opts.Logger.Error("cache shard failed; reopen the cache to serve it again",
+		if !closing(err) {
+			sh.c.store.opts.Logger.Error("cache shard failed; out of space it serves again once space is back, otherwise once the cache is opened again",
 				"cache", sh.c.info.ID.String(), "shard", sh.index, "err", err)
 		}
 	}
@@ -96,12 +118,26 @@ func (sh *shard) fail(err error) {
 	sh.visMu.Unlock()
 }
 
+// closing reports whether err is a shard's stop rather than a failure.
+func closing(err error) bool { return err == ErrClosed || err == ErrCacheDropped }
+
+// refusalOf is what a write refused because of err is told: nothing of it
+// was written, so a failure for lack of space is a refusal for it
+// (ErrNoSpace), even when the write that found the disk full may have
+// been stored.
+func refusalOf(err error) error {
+	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, shardlog.ErrNoSpace) {
+		return fmt.Errorf("%w: the cache shard waits for its log to be reopened: %w", shardlog.ErrNoSpace, err)
+	}
+	return err
+}
+
 // waitVisible waits until the record at off is visible or the shard stops.
 // Only a read racing the write of the same key waits, for one commit.
 func (sh *shard) waitVisible(off int64) error {
 	sh.visMu.Lock()
 	defer sh.visMu.Unlock()
-	for sh.log.End() <= off && sh.failErr == nil {
+	for sh.log().End() <= off && sh.failErr == nil {
 		sh.visCond.Wait()
 	}
 	return sh.failErr
@@ -120,7 +156,7 @@ func (sh *shard) onVisible(_, _ int64, records []byte) {
 // present is false when no record has that offset any more (compaction
 // removed it).
 func (sh *shard) readRecord(off int64, dst []byte) (r segment.Record, out []byte, present bool, err error) {
-	out, _, err = sh.log.Read(off, 1, dst)
+	out, _, err = sh.logs.Read(off, 1, dst)
 	if err != nil {
 		return segment.Record{}, dst, false, err
 	}
@@ -132,14 +168,15 @@ func (sh *shard) readRecord(off int64, dst []byte) (r segment.Record, out []byte
 	return r, out, true, nil
 }
 
-// stop ends the shard's watches with err and closes its logs.
+// stop ends the shard's watches with err and closes its logs, stopping
+// a reopen in progress.
 func (sh *shard) stop(err error) error {
 	sh.fail(err)
 	sh.endWatches(err)
 	sh.compactRunning.Lock() // let a running compaction finish first
 	defer sh.compactRunning.Unlock()
 	errs := sh.counters.close()
-	if cerr := sh.log.Close(); errs == nil {
+	if cerr := sh.logs.Close(); errs == nil {
 		errs = cerr
 	}
 	return errs

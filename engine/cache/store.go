@@ -195,7 +195,7 @@ func (s *Store) openShard(c *Cache, i int) (*shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh.log = l
+	sh.logs = shardlog.NewHealer(l, sh.takeLog, nil) // heal.go
 	began := time.Now()
 	records, err := sh.rebuild()
 	if err != nil {

@@ -16,7 +16,7 @@ func (s *Store) TenantBytes(tenant string) int64 {
 	var n int64
 	for _, c := range caches {
 		for _, sh := range c.shards {
-			n += sh.log.Stats().Bytes + sh.counters.logBytes()
+			n += sh.log().Stats().Bytes + sh.counters.logBytes()
 		}
 	}
 	return n
@@ -25,10 +25,10 @@ func (s *Store) TenantBytes(tenant string) int64 {
 // logBytes is the size of the counters' log; 0 before the first add.
 func (cs *counterSlot) logBytes() int64 {
 	cs.mu.Lock()
-	l := cs.log
+	h := cs.logs
 	cs.mu.Unlock()
-	if l == nil {
+	if h == nil {
 		return 0
 	}
-	return l.Stats().Bytes
+	return h.Log().Stats().Bytes
 }

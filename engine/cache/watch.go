@@ -159,7 +159,7 @@ func (sh *shard) startLive(w *Watch) error {
 	if sh.stopped != nil {
 		return sh.stopped
 	}
-	w.next, w.live = sh.log.End(), true
+	w.next, w.live = sh.log().End(), true
 	w.start.StartOffset = w.next
 	sh.watches[w] = struct{}{}
 	return nil
@@ -169,10 +169,10 @@ func (sh *shard) startLive(w *Watch) error {
 // goes live (register before read: see catchUp), or resnapshots when
 // compaction has collapsed the offset.
 func (sh *shard) startResume(w *Watch, offset int64) error {
-	if end := sh.log.End(); offset < 0 || offset > end {
+	if end := sh.log().End(); offset < 0 || offset > end {
 		return &OffsetError{Offset: offset, End: end}
 	}
-	if offset < sh.log.CompactedThrough() {
+	if offset < sh.log().CompactedThrough() {
 		return sh.startSnapshot(w, true)
 	}
 	sh.watchMu.Lock()
@@ -191,6 +191,11 @@ func (sh *shard) startResume(w *Watch, offset int64) error {
 func (sh *shard) fanOut(records []byte) {
 	sh.watchMu.Lock()
 	defer sh.watchMu.Unlock()
+	sh.fanOutLocked(records)
+}
+
+// fanOutLocked is fanOut with watchMu held.
+func (sh *shard) fanOutLocked(records []byte) {
 	for w := range sh.watches {
 		if w.offer(records) {
 			delete(sh.watches, w)
@@ -305,12 +310,12 @@ func (w *Watch) nextHistory() (segment.Record, bool) {
 func (w *Watch) catchUp(from int64) {
 	sh := w.sh
 	sh.compactMu.RLock()
-	if from < sh.log.CompactedThrough() {
+	if from < sh.log().CompactedThrough() {
 		sh.compactMu.RUnlock()
 		w.stop(&LaggedError{FirstMissed: from, Compacted: true})
 		return
 	}
-	out, next, err := sh.log.Read(from, catchUpBytes, w.hist.b[:0])
+	out, next, err := sh.logs.Read(from, catchUpBytes, w.hist.b[:0])
 	sh.compactMu.RUnlock()
 	if err != nil {
 		w.stop(err)
@@ -325,7 +330,7 @@ func (w *Watch) catchUp(from int64) {
 	}
 	sh.watchMu.Lock()
 	w.mu.Lock()
-	if w.err == nil && sh.log.End() == w.next {
+	if w.err == nil && sh.log().End() == w.next {
 		w.live = true
 	}
 	w.mu.Unlock()

@@ -98,8 +98,8 @@ func (sh *shard) snapshotPrefix(w *Watch, cut int64) ([]byte, int, error) {
 	}
 	latest := map[string]int64{}
 	buf := make([]byte, 0, rebuildReadBytes+readBufBytes)
-	for from := sh.log.Start(); from < cut; {
-		out, next, err := sh.log.Read(from, rebuildReadBytes, buf[:0])
+	for from := sh.log().Start(); from < cut; {
+		out, next, err := sh.logs.Read(from, rebuildReadBytes, buf[:0])
 		if err != nil {
 			return nil, 0, err
 		}

@@ -130,11 +130,11 @@ func headOf(r *segment.Record, key []byte, exact bool) (recordHead, error) {
 // head reads the record at off for the writer: from the pending ring, the
 // value cache or the log. Called under writeMu.
 func (sh *shard) head(off int64, key []byte, exact bool) (recordHead, error) {
-	sh.pending.trim(sh.log.End())
+	sh.pending.trim(sh.log().End())
 	if pw, ok := sh.pending.get(off); ok {
 		return recordHead{present: true, same: exact || keyIs(pw.key, key), expiresAt: pw.expiresAt}, nil
 	}
-	if c, _ := sh.values.lookup(sh.valueNo, off, key, nil, false); c.ok {
+	if c, _ := sh.values.lookup(sh.valueNo.Load(), off, key, nil, false); c.ok {
 		return recordHead{present: true, same: c.sameKey, expiresAt: c.expiresAt}, nil
 	}
 	r, out, present, err := sh.readRecord(off, sh.headBuf[:0])
@@ -163,10 +163,10 @@ func (sh *shard) preRead(fp fingerprint, key []byte) preRead {
 	sh.ixMu.RLock()
 	f := sh.ix.lookup(fp, key)
 	sh.ixMu.RUnlock()
-	if !f.ok || !f.expires || f.off >= sh.log.End() {
+	if !f.ok || !f.expires || f.off >= sh.log().End() {
 		return preRead{}
 	}
-	if c, _ := sh.values.lookup(sh.valueNo, f.off, key, nil, false); c.ok {
+	if c, _ := sh.values.lookup(sh.valueNo.Load(), f.off, key, nil, false); c.ok {
 		return preRead{valid: true, off: f.off, exact: f.exact,
 			head: recordHead{present: true, same: c.sameKey, expiresAt: c.expiresAt}}
 	}
@@ -193,7 +193,7 @@ func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Co
 	pre := sh.preRead(fp, key)
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
-	if err := sh.usable(); err != nil {
+	if err := sh.writable(); err != nil {
 		return err
 	}
 	st, err := sh.current(fp, key, sh.c.nowNanos(), pre)
@@ -216,8 +216,8 @@ func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Co
 	if err := sh.append(key, val, flags, expiresAt, Written{Existed: st.found, Offset: off, ExpiresAt: expiresAt}, w, wake); err != nil {
 		return err
 	}
-	if st.found && sh.values.holds(sh.valueNo, st.offset) {
-		sh.values.insert(sh.valueNo, off, key, expiresAt, value) // the key is read: keep it cached
+	if no := sh.valueNo.Load(); st.found && sh.values.holds(no, st.offset) {
+		sh.values.insert(no, off, key, expiresAt, value) // the key is read: keep it cached
 	}
 	return nil
 }
@@ -231,7 +231,7 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, 
 	pre := sh.preRead(fp, key)
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
-	if err := sh.usable(); err != nil {
+	if err := sh.writable(); err != nil {
 		return err
 	}
 	st, err := sh.current(fp, key, sh.c.nowNanos(), pre)
@@ -260,25 +260,26 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, 
 // reopen rebuilds it from disk.
 func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Written, w WriteWaiter, wake bool) error {
 	op := writeOps.Get().(*writeOp)
-	op.sh, op.w, op.res = sh, w, res
+	l := sh.log()
+	op.sh, op.l, op.w, op.res = sh, l, w, res
 	op.entry[0] = shardlog.Entry{Key: key, Value: val, Flags: flags}
 	var off int64
 	var err error
 	if wake {
-		off, err = sh.log.Append(op.entry[:], sh.gen, op)
+		off, err = l.Append(op.entry[:], sh.gen, op)
 	} else {
-		off, err = sh.log.AppendWithoutWake(op.entry[:], sh.gen, op)
+		off, err = l.AppendWithoutWake(op.entry[:], sh.gen, op)
 	}
 	if err != nil {
 		op.release()
-		sh.fail(err)
+		sh.logFailed(l, err)
 		return err
 	}
 	if off != res.Offset {
 		panic(fmt.Sprintf("felix/cache: broken invariant: shard log assigned offset %d where its writer expected %d", off, res.Offset))
 	}
 	sh.appended = off + 1
-	sh.pending.trim(sh.log.End())
+	sh.pending.trim(sh.log().End())
 	sh.pending.push(off, key, expiresAt)
 	return nil
 }
@@ -290,8 +291,8 @@ func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Writ
 // committer for it otherwise. Called holding no lock of the shard: the
 // waiters it tells take them.
 func (sh *shard) flushOrWake(maxBytes int) {
-	if maxBytes <= 0 || !sh.log.FlushHere(maxBytes) {
-		sh.log.Wake()
+	if maxBytes <= 0 || !sh.log().FlushHere(maxBytes) {
+		sh.log().Wake()
 	}
 }
 
@@ -299,6 +300,7 @@ func (sh *shard) flushOrWake(maxBytes int) {
 // steady-state writing allocates nothing.
 type writeOp struct {
 	sh    *shard
+	l     *shardlog.Log // the log it was appended to
 	w     WriteWaiter
 	res   Written
 	entry [1]shardlog.Entry
@@ -313,10 +315,10 @@ func (op *writeOp) release() {
 
 // Committed is the log's acknowledgement.
 func (op *writeOp) Committed(_, _ int64, err error) {
-	sh, w, res := op.sh, op.w, op.res
+	sh, l, w, res := op.sh, op.l, op.w, op.res
 	op.release()
 	if err != nil {
-		sh.fail(err)
+		sh.logFailed(l, err)
 	}
 	if w != nil {
 		w.CacheWritten(res, err)
