@@ -1,0 +1,299 @@
+package peer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/felixbroker/felix/netio/wire"
+)
+
+// linkState is where a link is in its connection's life.
+//
+//	idle ──request──> dialing ──handshake done──> up ──connection fails──> idle
+//	                     │                                                  (the next request dials)
+//	                     └──dial or handshake fails──> waiting ──backoff over,
+//	                         (requests fail at once)              next request──> dialing
+//
+// Any state goes to closed with Close.
+type linkState uint8
+
+const (
+	linkIdle linkState = iota
+	linkDialing
+	linkUp
+	linkWaiting
+	linkClosed
+)
+
+// link is this broker's requests to one peer: the requests in flight
+// (core), the buffer their frames gather in, and the connection, which
+// comes and goes while the link stays. Everything below core is guarded by
+// core.mu.
+type link struct {
+	t    *TCP
+	core core
+
+	state    linkState
+	conn     *dialConn // linkUp: the connection
+	ses      session   // linkUp: what its handshake settled
+	attempt  int       // dials failed in a row
+	retryAt  time.Time // linkWaiting: when the next request may dial
+	lastErr  error     // linkWaiting: why the last dial failed
+	buf      []byte    // frames not yet handed to the socket, in request id order
+	spare    []byte    // the other buffer, swapped in while one is written
+	bufSeq   uint64    // the sequence of the last request in buf
+	flushing bool      // a write is under way (a caller's or the flusher's)
+	drained  chan struct{}
+
+	writes uint64 // writes made, for tests and figures
+	frames uint64 // requests queued
+}
+
+// spareKeepBytes bounds the buffer a link keeps for reuse after a write.
+const spareKeepBytes = 1 << 20
+
+func newLink(t *TCP, peer string) *link {
+	l := &link{t: t}
+	l.core.init(peer, t.me.inflightMax)
+	return l
+}
+
+// enqueue appends c's frame to the buffer under a fresh request id and
+// sees that it is written: by dialing, by the flusher, or (a Call, ctx not
+// nil) by the caller itself when no write is under way. A token is held
+// for c; on error it is given back.
+func (l *link) enqueue(ctx context.Context, c *Call) error {
+	k := &l.core
+	k.mu.Lock()
+	now := time.Now()
+	err := l.admitLocked(c, now)
+	for err == nil && len(l.buf) > 0 && len(l.buf)+len(c.Request) > l.t.bufMax {
+		err = l.waitDrainedLocked(ctx)
+		if err == nil {
+			err = l.admitLocked(c, now)
+		}
+	}
+	if err != nil {
+		k.mu.Unlock()
+		k.release()
+		return err
+	}
+	id := k.addLocked(c, now)
+	l.buf = appendWithID(l.buf, c.Request, id)
+	l.bufSeq = seqOf(id)
+	l.frames++
+	l.kickLocked(ctx != nil)
+	return nil
+}
+
+// admitLocked refuses a request the link cannot take now.
+func (l *link) admitLocked(c *Call, now time.Time) error {
+	switch l.state {
+	case linkClosed:
+		return notSent(l.core.peer, ErrClosed)
+	case linkWaiting:
+		if now.Before(l.retryAt) {
+			return notSent(l.core.peer, fmt.Errorf("%w (the next dial in %v)", l.lastErr, l.retryAt.Sub(now).Round(time.Millisecond)))
+		}
+		l.state = linkIdle
+	case linkUp:
+		if len(c.Request) > l.ses.frameBytesMax {
+			return notSent(l.core.peer, wrap(ErrBadFrame, &wire.LimitError{Limit: wire.LimitFrameBytes,
+				Max: l.ses.frameBytesMax, Got: uint64(len(c.Request))}))
+		}
+	}
+	return nil
+}
+
+// waitDrainedLocked waits, mu released meanwhile, until the buffer is
+// taken for writing; a Send (ctx nil) does not wait: ErrBusy.
+func (l *link) waitDrainedLocked(ctx context.Context) error {
+	if ctx == nil {
+		return l.core.busy
+	}
+	if l.drained == nil {
+		l.drained = make(chan struct{})
+	}
+	ch := l.drained
+	l.core.mu.Unlock()
+	defer l.core.mu.Lock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return notSent(l.core.peer, wrap(ErrBusy, ctx.Err()))
+	}
+}
+
+// kickLocked sees that the buffer gets written, and unlocks.
+func (l *link) kickLocked(inline bool) {
+	switch {
+	case l.state == linkIdle:
+		l.state = linkDialing
+		l.t.wg.Add(1)
+		go l.dial()
+	case l.state != linkUp || l.flushing:
+	case !inline:
+		l.flushing = true
+		l.conn.kick()
+	default:
+		l.flushing = true
+		l.writeInlineLocked(l.conn)
+		return
+	}
+	l.core.mu.Unlock()
+}
+
+// writeInlineLocked writes the buffer on the caller's goroutine: an idle
+// link costs one write and no hand-off. What gathers meanwhile is the
+// flusher's, so no caller writes others' frames for ever. Unlocks.
+func (l *link) writeInlineLocked(dc *dialConn) {
+	err := l.writeOnceLocked(dc)
+	if err == nil && l.conn == dc && len(l.buf) > 0 {
+		l.core.mu.Unlock()
+		dc.kick() // flushing stays set: the flusher takes over
+		return
+	}
+	if l.conn == dc {
+		l.flushing = false
+	}
+	l.core.mu.Unlock()
+	if err != nil {
+		l.fail(dc, err)
+	}
+}
+
+// writeOnceLocked takes the buffer and writes it to dc, mu released during
+// the write. Every request in it may reach the peer from here on.
+func (l *link) writeOnceLocked(dc *dialConn) error {
+	out := l.buf
+	l.buf, l.spare = l.spare[:0], nil
+	l.core.sent = l.bufSeq
+	l.writes++
+	if l.drained != nil {
+		close(l.drained)
+		l.drained = nil
+	}
+	l.core.mu.Unlock()
+	err := dc.write(out)
+	l.core.mu.Lock()
+	if l.spare == nil && cap(out) <= spareKeepBytes {
+		l.spare = out[:0]
+	}
+	return err
+}
+
+// flusher writes what gathers in the buffer while a write is under way,
+// for as long as dc is the link's connection.
+func (l *link) flusher(dc *dialConn) {
+	defer l.t.wg.Done()
+	for {
+		select {
+		case <-dc.kickCh:
+		case <-dc.stop:
+			return
+		}
+		l.core.mu.Lock()
+		var err error
+		for err == nil && l.conn == dc && len(l.buf) > 0 {
+			err = l.writeOnceLocked(dc)
+		}
+		if l.conn == dc {
+			l.flushing = false
+		}
+		l.core.mu.Unlock()
+		if err != nil {
+			l.fail(dc, err)
+		}
+	}
+}
+
+// dial connects the link (dialing, handshake) and starts the connection's
+// goroutines, or fails the requests that waited for it and backs off.
+func (l *link) dial() {
+	defer l.t.wg.Done()
+	dc, ses, err := l.t.connect(l.core.peer)
+	k := &l.core
+	k.mu.Lock()
+	if l.state == linkClosed {
+		k.mu.Unlock()
+		if dc != nil {
+			dc.close()
+		}
+		return
+	}
+	if err != nil {
+		l.attempt++
+		l.state, l.lastErr = linkWaiting, err
+		l.retryAt = time.Now().Add(backoff(l.attempt, l.t.cfg.BackoffBase, l.t.cfg.BackoffMax, l.t.cfg.jitter()))
+		list := l.dropLocked()
+		k.mu.Unlock()
+		l.t.cfg.Logger.Debug("peer dial failed", "peer", k.peer, "attempt", l.attempt, "err", err)
+		k.fail(list, err)
+		return
+	}
+	l.attempt, l.state, l.conn, l.ses = 0, linkUp, dc, ses
+	l.t.wg.Add(2)
+	go l.reader(dc)
+	go l.flusher(dc)
+	if len(l.buf) > 0 {
+		l.flushing = true
+		dc.kick()
+	}
+	k.mu.Unlock()
+}
+
+// dropLocked takes every request in flight out of the link and empties the
+// buffer: the connection they were for is gone.
+func (l *link) dropLocked() []failed {
+	list := l.core.drainLocked(nil)
+	l.buf, l.bufSeq, l.flushing = l.buf[:0], 0, false
+	if l.drained != nil {
+		close(l.drained)
+		l.drained = nil
+	}
+	return list
+}
+
+// fail ends dc, if it is still the link's connection, and every request
+// on it: ErrOutcomeUnknown for those already written, ErrNotSent for the
+// rest. The next request dials again.
+func (l *link) fail(dc *dialConn, cause error) {
+	k := &l.core
+	k.mu.Lock()
+	if l.conn != dc {
+		k.mu.Unlock()
+		return
+	}
+	l.conn, l.ses = nil, session{}
+	if l.state == linkUp {
+		l.state = linkIdle
+	}
+	list := l.dropLocked()
+	k.mu.Unlock()
+	dc.close()
+	l.t.cfg.Logger.Debug("peer connection lost", "peer", k.peer, "err", cause)
+	k.fail(list, wrap(ErrConnectionLost, cause))
+}
+
+// close is Close's: no more requests, and none left in flight.
+func (l *link) close() {
+	k := &l.core
+	k.mu.Lock()
+	dc := l.conn
+	l.state, l.conn = linkClosed, nil
+	list := l.dropLocked()
+	k.mu.Unlock()
+	if dc != nil {
+		dc.close()
+	}
+	k.fail(list, ErrClosed)
+}
+
+// stats are a link's write counters.
+func (l *link) stats() (writes, frames uint64) {
+	l.core.mu.Lock()
+	defer l.core.mu.Unlock()
+	return l.writes, l.frames
+}
