@@ -12,7 +12,7 @@ import (
 // waiting within ctx for room, and say which link holds it; and its pool
 // of waiters.
 type starter interface {
-	start(ctx context.Context, c *Call) (*core, error)
+	start(ctx context.Context, c *Call, wait bool) (*core, error)
 	waiters() *waiterPool
 }
 
@@ -76,7 +76,7 @@ func (w *waiter) complete(_ *Call, answer wire.Frame, err error) {
 func callSync(ctx context.Context, s starter, to string, req, dst []byte) (wire.Frame, error) {
 	w := s.waiters().get()
 	w.call.To, w.call.Request, w.buf = to, req, dst
-	k, err := s.start(ctx, &w.call)
+	k, err := s.start(ctx, &w.call, true)
 	if err != nil {
 		w.recycle()
 		return wire.Frame{}, err

@@ -26,6 +26,7 @@ var contract = []struct {
 	{"ALargeFrameCrossesBothWays", testLargeFrames},
 	{"AFrameOverThePeersLimitIsNotSent", testFrameOverLimit},
 	{"ABrokenFrameIsNotSent", testBrokenFrame},
+	{"AnAnswerOverTheAskersLimitIsRefusedToTheHandler", testAnswerOverLimit},
 	{"ACutLinkFailsRequestsWithinTheirContext", testCutLink},
 	{"AHealedLinkWorksAgain", testHealedLink},
 	{"APeerSpeakingAnOlderVersionIsRefused", testOldVersion},
@@ -477,4 +478,26 @@ func testClose(t *testing.T, h harness) {
 	defer cancel()
 	_, err := a.Call(ctx, "b", pub([]byte("after")), nil)
 	wantErr(t, err, ErrNotSent, ErrClosed)
+}
+
+func testAnswerOverLimit(t *testing.T, h harness) {
+	a := h.join(t, "a", func(s *speaks) { s.frameBytesMax = 64 << 10 })
+	b := h.join(t, "b", nil)
+	refusals := make(chan error, 1)
+	b.Handle(HandlerFunc(func(_ string, req wire.Frame, r Reply) {
+		err := r.Answer(pub(make([]byte, 64<<10)))
+		refusals <- err
+		if err != nil {
+			answerError(r, &wire.Error{Code: wire.CodeLimitExceeded, Message: err.Error()})
+		}
+	}))
+	ctx, cancel := within(eventWait)
+	defer cancel()
+	ans, err := a.Call(ctx, "b", pub([]byte("v")), nil)
+	if err != nil || ans.Type != wire.TypeError {
+		t.Fatalf("answer %v, err %v", ans.Type, err)
+	}
+	if err := <-refusals; !errors.Is(err, ErrBadFrame) || !errors.Is(err, wire.CodeFrameTooLarge) {
+		t.Fatalf("Answer over the limit: %v", err)
+	}
 }

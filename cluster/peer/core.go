@@ -64,15 +64,15 @@ func (k *core) init(peer string, inflightMax int) {
 	}
 }
 
-// acquire takes a token: at once when ctx is nil (ErrBusy if none is
-// free), else waiting within ctx.
-func (k *core) acquire(ctx context.Context) error {
+// acquire takes a token: waiting within ctx if wait, else at once or
+// not at all (ErrBusy).
+func (k *core) acquire(ctx context.Context, wait bool) error {
 	select {
 	case k.tokens <- struct{}{}:
 		return nil
 	default:
 	}
-	if ctx == nil {
+	if !wait {
 		return k.busy
 	}
 	select {

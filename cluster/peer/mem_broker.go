@@ -56,7 +56,7 @@ func (m *Mem) Handle(h Handler) { m.handler.set(h) }
 
 // Send starts c; see Transport.
 func (m *Mem) Send(c *Call) error {
-	_, err := m.start(nil, c)
+	_, err := m.start(context.Background(), c, false)
 	return err
 }
 
@@ -65,7 +65,7 @@ func (m *Mem) Call(ctx context.Context, to string, req, dst []byte) (wire.Frame,
 	return callSync(ctx, m, to, req, dst)
 }
 
-func (m *Mem) start(ctx context.Context, c *Call) (*core, error) {
+func (m *Mem) start(ctx context.Context, c *Call, wait bool) (*core, error) {
 	l, err := m.link(c.To)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func (m *Mem) start(ctx context.Context, c *Call) (*core, error) {
 	if err := checkFrame(c.Request, m.lim); err != nil {
 		return nil, notSent(c.To, err)
 	}
-	if err := l.core.acquire(ctx); err != nil {
+	if err := l.core.acquire(ctx, wait); err != nil {
 		return nil, err
 	}
 	k := &l.core

@@ -26,10 +26,6 @@ type session struct {
 	frameBytesMax int
 }
 
-// peerFeaturesDefault is what a broker offers peers unless configured:
-// what a forwarded publish needs.
-const peerFeaturesDefault = wire.PeerFeaturesRequired
-
 func (s speaks) hello() wire.PeerHello {
 	return wire.PeerHello{VersionMin: s.versionMin, VersionMax: s.versionMax, Features: s.features,
 		FrameBytesMax: uint32(s.frameBytesMax), BrokerID: []byte(s.id)}

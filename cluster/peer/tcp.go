@@ -73,7 +73,7 @@ func (t *TCP) Handle(h Handler) { t.handler.set(h) }
 
 // Send starts c; see Transport.
 func (t *TCP) Send(c *Call) error {
-	_, err := t.start(nil, c)
+	_, err := t.start(context.Background(), c, false)
 	return err
 }
 
@@ -82,10 +82,10 @@ func (t *TCP) Call(ctx context.Context, to string, req, dst []byte) (wire.Frame,
 	return callSync(ctx, t, to, req, dst)
 }
 
-// start queues c on its link: without waiting when ctx is nil (Send),
-// else waiting within ctx for a slot and for room in the write buffer
-// (Call, which then writes itself when no write is under way).
-func (t *TCP) start(ctx context.Context, c *Call) (*core, error) {
+// start queues c on its link: without waiting (Send), or waiting within
+// ctx for a slot and for room in the write buffer (Call, which then writes
+// itself when no write is under way).
+func (t *TCP) start(ctx context.Context, c *Call, wait bool) (*core, error) {
 	l, err := t.link(c.To)
 	if err != nil {
 		return nil, err
@@ -93,10 +93,10 @@ func (t *TCP) start(ctx context.Context, c *Call) (*core, error) {
 	if err := checkFrame(c.Request, t.lim); err != nil {
 		return nil, notSent(c.To, err)
 	}
-	if err := l.core.acquire(ctx); err != nil {
+	if err := l.core.acquire(ctx, wait); err != nil {
 		return nil, err
 	}
-	if err := l.enqueue(ctx, c); err != nil {
+	if err := l.enqueue(ctx, c, wait); err != nil {
 		return nil, err
 	}
 	return &l.core, nil

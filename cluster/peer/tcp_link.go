@@ -60,16 +60,19 @@ func newLink(t *TCP, peer string) *link {
 }
 
 // enqueue appends c's frame to the buffer under a fresh request id and
-// sees that it is written: by dialing, by the flusher, or (a Call, ctx not
-// nil) by the caller itself when no write is under way. A token is held
-// for c; on error it is given back.
-func (l *link) enqueue(ctx context.Context, c *Call) error {
+// sees that it is written: by dialing, by the flusher, or (a Call, which
+// may block) by the caller itself when no write is under way. A token is
+// held for c; on error it is given back. (Handing a Call to the flusher
+// whenever others are in flight, so their frames could gather, measured
+// worse: 16 synchronous callers on 2 vCPUs still made one request per
+// write, each now waiting for the flusher to wake.)
+func (l *link) enqueue(ctx context.Context, c *Call, wait bool) error {
 	k := &l.core
 	k.mu.Lock()
 	now := time.Now()
 	err := l.admitLocked(c, now)
 	for err == nil && len(l.buf) > 0 && len(l.buf)+len(c.Request) > l.t.bufMax {
-		err = l.waitDrainedLocked(ctx)
+		err = l.waitDrainedLocked(ctx, wait)
 		if err == nil {
 			err = l.admitLocked(c, now)
 		}
@@ -83,7 +86,7 @@ func (l *link) enqueue(ctx context.Context, c *Call) error {
 	l.buf = appendWithID(l.buf, c.Request, id)
 	l.bufSeq = seqOf(id)
 	l.frames++
-	l.kickLocked(ctx != nil)
+	l.kickLocked(wait)
 	return nil
 }
 
@@ -107,9 +110,9 @@ func (l *link) admitLocked(c *Call, now time.Time) error {
 }
 
 // waitDrainedLocked waits, mu released meanwhile, until the buffer is
-// taken for writing; a Send (ctx nil) does not wait: ErrBusy.
-func (l *link) waitDrainedLocked(ctx context.Context) error {
-	if ctx == nil {
+// taken for writing; a Send does not wait: ErrBusy.
+func (l *link) waitDrainedLocked(ctx context.Context, wait bool) error {
+	if !wait {
 		return l.core.busy
 	}
 	if l.drained == nil {

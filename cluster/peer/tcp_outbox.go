@@ -2,6 +2,7 @@ package peer
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
 )
@@ -12,17 +13,22 @@ import (
 // writes them on its way out): a burst of answers becomes one write.
 //
 // Written on the loop, gnet's Write costs nothing per answer. An answer
-// given off the loop, with nothing on its way, goes with AsyncWrite,
-// whose task gnet allocates (once per write, whatever the write carries);
-// its callback, on the loop, writes what gathered meanwhile.
+// given off the loop, with nothing on its way, is written straight to the
+// socket by the goroutine that gives it (writeDirectLocked): no loop
+// wake-up, and nothing allocated. What the socket does not take then goes
+// with AsyncWrite, whose task gnet allocates (once per write, whatever the
+// write carries); its callback, on the loop, writes what gathered
+// meanwhile.
 //
 // What gnet has not yet sent, and what waits here, are bounded together
 // by backlogMax: past it the peer is not reading, and the connection is
 // closed (its requests then fail at the peer as outcome unknown).
 type outbox struct {
 	gc         gnet.Conn
+	fd         int // the socket, for direct writes; -1: none
 	backlogMax int
 	writtenFn  gnet.AsyncCallback // o.written, bound once
+	sock       atomic.Int64       // gnet's outbound buffer, as last sampled on the loop
 
 	mu         sync.Mutex
 	buf        []byte // answers not yet handed to gnet
@@ -39,7 +45,7 @@ type outbox struct {
 func answerBacklogBytesMax(frameBytesMax int) int { return 2*frameBytesMax + 4<<20 }
 
 func (o *outbox) init(gc gnet.Conn, backlogMax int) {
-	o.gc, o.backlogMax = gc, backlogMax
+	o.gc, o.fd, o.backlogMax = gc, socketFD(gc), backlogMax
 	o.writtenFn = o.written
 }
 
@@ -58,7 +64,7 @@ func (o *outbox) send(id uint64, frame []byte) error {
 		_ = o.gc.Close()
 		return ErrClosed
 	}
-	if o.inflight || o.inTraffic {
+	if o.inflight || o.inTraffic || o.writeDirectLocked() {
 		o.mu.Unlock()
 		return nil
 	}
@@ -70,6 +76,26 @@ func (o *outbox) send(id uint64, frame []byte) error {
 		o.markClosed()
 	}
 	return nil
+}
+
+// writeDirectLocked writes buf to the socket from the calling goroutine,
+// once, and reports whether the socket took it all (what it did not take
+// stays in buf, for gnet). It may only when nothing else is on its way to
+// the socket: nothing with gnet and the loop not about to write (the
+// caller checked inflight and inTraffic), and gnet's outbound buffer empty
+// when last sampled. That sample is taken on the loop after every write
+// handed to gnet, before inflight is cleared, and only those writes add
+// to gnet's buffer: 0 means empty, and a stale non-zero only forgoes a
+// direct write. mu is held throughout, and gnet calls OnClose (which takes
+// mu) before it closes the descriptor, so fd is this connection's socket
+// while closed is false. (netio's outbox writes acks the same way.)
+func (o *outbox) writeDirectLocked() bool {
+	if o.fd < 0 || o.sock.Load() != 0 {
+		return false
+	}
+	n := writeFD(o.fd, o.buf)
+	o.buf = o.buf[:copy(o.buf, o.buf[n:])]
+	return len(o.buf) == 0
 }
 
 // swapLocked takes buf for writing and puts the spare in its place.
@@ -135,7 +161,9 @@ func (o *outbox) drainLocked() {
 		}
 	}
 	o.inflight = false
-	shut := !o.closed && (o.closeAfter || o.gc.OutboundBuffered() > o.backlogMax)
+	backlog := o.gc.OutboundBuffered()
+	o.sock.Store(int64(backlog))
+	shut := !o.closed && (o.closeAfter || backlog > o.backlogMax)
 	o.mu.Unlock()
 	if shut {
 		_ = o.gc.Close()

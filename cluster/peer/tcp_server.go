@@ -105,7 +105,9 @@ func (s *server) OnClose(gc gnet.Conn, err error) gnet.Action {
 
 // gnetLogger sends gnet's logging to the transport's: its chatter to
 // Debug.
-type gnetLogger struct{ l interface{ Debug(string, ...any) } }
+type gnetLogger struct {
+	l interface{ Debug(string, ...any) }
+}
 
 func (g gnetLogger) Debugf(format string, args ...any) { g.l.Debug(fmt.Sprintf(format, args...)) }
 func (g gnetLogger) Infof(format string, args ...any)  { g.l.Debug(fmt.Sprintf(format, args...)) }
