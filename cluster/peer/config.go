@@ -91,7 +91,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: InflightMax %d outside 0..%d", errConfig, c.InflightMax, InflightMaxCeiling)
 	}
 	c.Features |= wire.PeerFeaturesRequired
-	c.FrameBytesMax = orInt(c.FrameBytesMax, DefaultFrameBytesMax)
+	c.FrameBytesMax = wire.Limits{FrameBytesMax: orInt(c.FrameBytesMax, DefaultFrameBytesMax)}.Effective().FrameBytesMax
 	c.InflightMax = orInt(c.InflightMax, DefaultInflightMax)
 	c.DialTimeout = orDur(c.DialTimeout, 2*time.Second)
 	c.HandshakeTimeout = orDur(c.HandshakeTimeout, 2*time.Second)

@@ -72,7 +72,10 @@ const handshakeBytesMax = 64 << 10
 
 // handshake sends PEER_HELLO and reads the answer: PEER_HELLO_OK, checked
 // (the broker it names, the version, the features), or ERROR, a refusal.
+// Close ends it at once.
 func (t *TCP) handshake(nc net.Conn, peer string) (session, []byte, error) {
+	stop := context.AfterFunc(t.ctx, func() { _ = nc.SetDeadline(time.Now()) })
+	defer stop()
 	if err := nc.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
 		return session{}, nil, wrap(ErrUnreachable, err)
 	}

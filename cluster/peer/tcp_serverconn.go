@@ -47,9 +47,17 @@ func (sc *serverConn) traffic() {
 // used). A frame is checked (its size against the limits, its type, HELLO
 // first) as soon as its header is in, before its body is waited for.
 func (sc *serverConn) readFrames() {
-	if sc.part != nil && !sc.finishPart() {
-		return
+	if len(sc.part) == 0 || sc.finishPart() {
+		sc.readWhole()
 	}
+	if sc.refusing {
+		_, _ = sc.gc.Discard(sc.gc.InboundBuffered())
+	}
+}
+
+// readWhole handles the frames lying whole in the read, in place, and
+// keeps the start of the next.
+func (sc *serverConn) readWhole() {
 	for !sc.refusing {
 		n := sc.gc.InboundBuffered()
 		if n == 0 {
@@ -64,7 +72,6 @@ func (sc *serverConn) readFrames() {
 		sc.handle(f)
 		_, _ = sc.gc.Discard(f.Size())
 	}
-	_, _ = sc.gc.Discard(sc.gc.InboundBuffered())
 }
 
 // admit reports whether the Reader found a whole frame to handle; a frame
@@ -124,10 +131,7 @@ func (sc *serverConn) dropPart() {
 		sc.part = nil
 		return
 	}
-	sc.part = sc.part[:0:cap(sc.part)]
-	if cap(sc.part) == 0 {
-		sc.part = nil
-	}
+	sc.part = sc.part[:0]
 }
 
 // handle is one whole frame.
