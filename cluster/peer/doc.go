@@ -116,14 +116,18 @@
 //     In Manual mode messages are delivered by whoever calls Deliver,
 //     DeliverNext or Drain, and the handler or Done runs on that goroutine.
 //
-// # Locks, in order
+// # Locks
 //
-//	TCP.mu (the links map) -> core.mu (one link: its slots, and for TCP its
-//	state, buffer and connection) ;  outbox.mu (one served connection) alone
-//	Mem.mu (its links) -> core.mu -> Network.mu (faults, queue, members)
+//	core.mu (one link: its slots; for TCP also its state, buffer and
+//	connection; for Mem its epoch and sessions) -> Network.mu (faults,
+//	queue, members)
 //
-// No lock is held while Done, a Handler or a socket write runs, nor while
-// calling from the Network into a broker. A token (core.tokens) is taken
+// That is the only nesting. TCP.mu (the links map), Mem.mu (a broker's
+// links) and outbox.mu (one served connection's answers) are leaves, held
+// for a lookup or a swap. No lock is held while Done or a Handler runs,
+// nor while the Network calls into a broker; a link's socket write runs
+// without core.mu, an outbox's direct write under outbox.mu (so OnClose
+// cannot close the descriptor under it). A token (core.tokens) is taken
 // before core.mu and given back under it.
 //
 // # The in-memory network

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -15,7 +16,13 @@ import (
 type server struct {
 	gnet.BuiltinEventEngine
 	t       *TCP
-	eng     gnet.Engine
+	mu      sync.Mutex // guards unshaken
+	// unshaken are the connections still waiting for their PEER_HELLO,
+	// with when they opened: the ticker closes those past
+	// Config.HandshakeTimeout, so a connection that never handshakes
+	// holds nothing for long.
+	unshaken map[*serverConn]time.Time
+	eng      gnet.Engine
 	addr    net.Addr
 	hold    listenerHold
 	booted  chan struct{}
@@ -28,14 +35,14 @@ type server struct {
 const serverReadBufferBytes = 256 << 10
 
 func newServer(t *TCP) *server {
-	return &server{t: t, booted: make(chan struct{}), runDone: make(chan struct{})}
+	return &server{t: t, unshaken: map[*serverConn]time.Time{}, booted: make(chan struct{}), runDone: make(chan struct{})}
 }
 
 // start runs the engine and returns once its listener is bound.
 func (s *server) start() error {
 	opts := []gnet.Option{
 		gnet.WithMulticore(s.t.cfg.EventLoops > 1), gnet.WithNumEventLoop(s.t.cfg.EventLoops),
-		gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithReuseAddr(true),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithReuseAddr(true), gnet.WithTicker(true),
 		gnet.WithReadBufferCap(serverReadBufferBytes), gnet.WithLogger(gnetLogger{s.t.cfg.Logger}),
 	}
 	go func() {
@@ -80,8 +87,36 @@ func (s *server) OnBoot(eng gnet.Engine) gnet.Action {
 }
 
 func (s *server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	gc.SetContext(newServerConn(s.t, gc))
+	sc := newServerConn(s.t, gc)
+	gc.SetContext(sc)
+	s.mu.Lock()
+	s.unshaken[sc] = time.Now()
+	s.mu.Unlock()
 	return nil, gnet.None
+}
+
+// shaken is called on the loop once sc's handshake is answered, or it
+// closes.
+func (s *server) shaken(sc *serverConn) {
+	s.mu.Lock()
+	delete(s.unshaken, sc)
+	s.mu.Unlock()
+}
+
+// OnTick closes the connections past their handshake timeout; on gnet's
+// ticker goroutine.
+func (s *server) OnTick() (time.Duration, gnet.Action) {
+	limit := s.t.cfg.HandshakeTimeout
+	now := time.Now()
+	s.mu.Lock()
+	for sc, opened := range s.unshaken {
+		if now.Sub(opened) >= limit {
+			delete(s.unshaken, sc)
+			_ = sc.gc.Close()
+		}
+	}
+	s.mu.Unlock()
+	return max(limit/4, 10*time.Millisecond), gnet.None
 }
 
 func (s *server) OnTraffic(gc gnet.Conn) gnet.Action {
@@ -95,6 +130,7 @@ func (s *server) OnTraffic(gc gnet.Conn) gnet.Action {
 
 func (s *server) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if sc, ok := gc.Context().(*serverConn); ok {
+		s.shaken(sc)
 		sc.out.markClosed()
 		if err != nil {
 			s.t.cfg.Logger.Debug("peer connection closed", "peer", sc.ses.peer, "err", err)

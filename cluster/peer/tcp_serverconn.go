@@ -157,6 +157,7 @@ func (sc *serverConn) handshake(f wire.Frame) {
 		return
 	}
 	sc.ses, sc.helloDone = ses, true
+	sc.t.srv.shaken(sc)
 	_ = sc.out.send(f.RequestID, wire.AppendPeerHelloOK(nil, f.RequestID, ok))
 }
 

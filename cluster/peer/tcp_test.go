@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -334,4 +335,22 @@ func TestTCPADialThatIsNeverAnsweredFailsWithinTheHandshakeTimeout(t *testing.T)
 		t.Fatalf("failed after %v", took)
 	}
 	(<-held).Close()
+}
+
+func TestTCPListenerClosesAConnectionThatNeverHandshakes(t *testing.T) {
+	b := listenTest(t, Config{ID: "b", HandshakeTimeout: 100 * time.Millisecond,
+		Resolve: func(string) (string, error) { return "", errors.New("unused") }})
+	start := time.Now()
+	nc, err := net.Dial("tcp", b.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetReadDeadline(time.Now().Add(eventWait))
+	if n, err := nc.Read(make([]byte, 1)); n != 0 || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read %d bytes, %v: still open", n, err)
+	}
+	if took := time.Since(start); took < 100*time.Millisecond {
+		t.Fatalf("closed after %v, before its handshake timeout", took)
+	}
 }
