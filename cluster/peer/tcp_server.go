@@ -15,19 +15,19 @@ import (
 // connection's event loop.
 type server struct {
 	gnet.BuiltinEventEngine
-	t       *TCP
-	mu      sync.Mutex // guards unshaken
+	t  *TCP
+	mu sync.Mutex // guards unshaken
 	// unshaken are the connections still waiting for their PEER_HELLO,
 	// with when they opened: the ticker closes those past
 	// Config.HandshakeTimeout, so a connection that never handshakes
 	// holds nothing for long.
 	unshaken map[*serverConn]time.Time
 	eng      gnet.Engine
-	addr    net.Addr
-	hold    listenerHold
-	booted  chan struct{}
-	runDone chan struct{}
-	runErr  error
+	addr     net.Addr
+	hold     listenerHold
+	booted   chan struct{}
+	runDone  chan struct{}
+	runErr   error
 }
 
 // serverReadBufferBytes is each event loop's read buffer: a frame that
