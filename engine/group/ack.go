@@ -15,7 +15,7 @@ import (
 // no-op. The cursor then moves over every finished record at its head,
 // never past an unfinished one.
 func (m *Manager) Ack(k Key, who string, offsets []int64) error {
-	return m.settle(k, who, offsets, func(g *group, c *consumer, s *slot, o, now int64) bool {
+	return m.settle(k, who, offsets, true, func(g *group, c *consumer, s *slot, o, now int64) bool {
 		switch {
 		case s == nil:
 			return o < g.next // finished below the cursor, or never delivered
@@ -38,7 +38,7 @@ func (m *Manager) Nack(k Key, who string, offsets []int64, delay time.Duration) 
 	if delay < 0 || delay > NackDelayMax {
 		return fmt.Errorf("%w: nack delay %v not in 0..%v", ErrInvalid, delay, NackDelayMax)
 	}
-	return m.settle(k, who, offsets, func(g *group, c *consumer, s *slot, o, now int64) bool {
+	return m.settle(k, who, offsets, true, func(g *group, c *consumer, s *slot, o, now int64) bool {
 		if s == nil || s.state != slotClaimed || s.holder != c {
 			return false
 		}
@@ -57,7 +57,7 @@ func (m *Manager) Extend(k Key, who string, offsets []int64, by time.Duration) e
 	if by <= 0 || by > VisibilityMax {
 		return fmt.Errorf("%w: extension %v not in (0, %v]", ErrInvalid, by, VisibilityMax)
 	}
-	return m.settle(k, who, offsets, func(g *group, c *consumer, s *slot, o, now int64) bool {
+	return m.settle(k, who, offsets, false, func(g *group, c *consumer, s *slot, o, now int64) bool {
 		if s == nil || s.state != slotClaimed || s.holder != c || s.until <= now {
 			return false
 		}
@@ -72,7 +72,7 @@ func (m *Manager) Reject(k Key, who string, offsets []int64, detail string) erro
 	if len(detail) > DetailBytesMax {
 		return fmt.Errorf("%w: reject detail of %d bytes, at most %d", ErrInvalid, len(detail), DetailBytesMax)
 	}
-	return m.settle(k, who, offsets, func(g *group, c *consumer, s *slot, o, now int64) bool {
+	return m.settle(k, who, offsets, true, func(g *group, c *consumer, s *slot, o, now int64) bool {
 		if s == nil || s.state != slotClaimed || s.holder != c {
 			return false
 		}
@@ -83,13 +83,20 @@ func (m *Manager) Reject(k Key, who string, offsets []int64, detail string) erro
 
 // settle applies rule to each offset under the group's lock, then moves
 // the cursor. rule reports whether it took the offset; it may leave a log
-// failure in g.settleErr, which stops the call.
-func (m *Manager) settle(k Key, who string, offsets []int64, rule func(g *group, c *consumer, s *slot, o, now int64) bool) error {
+// failure in g.settleErr, which stops the call. A call that logs (logs:
+// an ack, nack or reject) is refused before it changes anything while a
+// group log waits for space (heal.go).
+func (m *Manager) settle(k Key, who string, offsets []int64, logs bool, rule func(g *group, c *consumer, s *slot, o, now int64) bool) error {
 	if err := checkSettle(who, offsets); err != nil {
 		return err
 	}
 	var refused []int64
 	err := m.withGroup(k, func(g *group) error {
+		if logs {
+			if err := g.sg.refusal(); err != nil {
+				return err
+			}
+		}
 		c, now := g.consumer(who), m.now()
 		full, acked := g.win.len() >= m.opts.WindowRecords, g.stats.acked
 		g.settleErr, g.wakeAfter = nil, false

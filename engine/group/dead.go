@@ -3,6 +3,8 @@ package group
 import (
 	"slices"
 	"sync"
+
+	"github.com/felixbroker/felix/engine/shardlog"
 )
 
 // die dead-letters a slot: its dead letter is appended to the dead-letter
@@ -18,7 +20,7 @@ func (g *group) die(s *slot, o int64, why Reason, detail string) error {
 	}
 	ev := deadEvent{kind: kindDead, offset: o, deliveries: s.deliveries, reason: why,
 		at: g.sg.m.opts.Clock.Now().UnixNano(), detail: detail}
-	dc := &deadCommit{g: g, ev: ev}
+	dc := &deadCommit{g: g, log: g.sg.deadLog.log(), ev: ev} // not replaced while sg.mu is held
 	at, err := g.logDeadAt(&ev, dc)
 	if err != nil {
 		s.state, s.until = slotOwed, 0
@@ -34,14 +36,19 @@ func (g *group) die(s *slot, o int64, why Reason, detail string) error {
 // deadCommit is the dead-letter log's Waiter for one dead letter.
 type deadCommit struct {
 	g         *group
+	log       *shardlog.Log // the dead-letter log it was appended to
 	ev        deadEvent
 	logOffset int64
 	err       error
 }
 
 // Committed runs on the log's committer: it queues the outcome for the
-// group (under the queue's leaf lock, never the group's) and wakes it.
+// group (under the queue's leaf lock, never the group's) and wakes it. A
+// failure for lack of space has the log reopened (heal.go).
 func (d *deadCommit) Committed(_, _ int64, err error) {
+	if err != nil {
+		d.g.sg.deadLog.heal.Failed(d.log, err)
+	}
 	d.err = err
 	d.g.commits.push(d)
 	d.g.wake.fire()

@@ -36,10 +36,10 @@ func (m *Manager) Describe(k Key) (Description, error) {
 	var d Description
 	err := m.withGroup(k, func(g *group) error {
 		t := taker{g: g, now: m.now()} // max 0: lapses are processed, nothing delivered
-		if err := g.skipRetained(g.sg.shard.Start()); err != nil {
+		if err := unlogged(g.skipRetained(g.sg.shard.Start())); err != nil {
 			return err
 		}
-		if err := t.redeliver(); err != nil {
+		if err := unlogged(t.redeliver()); err != nil {
 			return err
 		}
 		d = g.describe(k)
@@ -105,6 +105,9 @@ func (m *Manager) Redrive(k Key, offsets []int64) (int, error) {
 	}
 	n := 0
 	err := m.withGroup(k, func(g *group) error {
+		if err := g.sg.refusal(); err != nil {
+			return err // heal.go: refused before anything is redriven
+		}
 		var err error
 		n, err = g.redrive(offsets)
 		m.counters.redriven.Add(uint64(n))

@@ -77,6 +77,17 @@
 // (the group logs' FsyncMode, OnCommit by default, makes it so promptly). A
 // dead letter holds the cursor until its log says it is durable.
 //
+// A group log that ran out of space is reopened once space is back,
+// without a restart (heal.go, shardlog.Healer). From the first write it
+// refuses, every operation that logs (ack, nack, reject, redrive, delete)
+// is refused before it changes anything, with storage_full (the one that
+// met the refusal is told it too; what it changed in memory was not
+// stored, and the reopen drops it), and a poll goes on handing out what is
+// readable (a cursor move or dead letter it cannot log waits in memory).
+// The reopen rebuilds the shard's groups from both logs as a restart does,
+// dropping the in-flight set as a restart would. A log failed with another
+// cause (EIO) stays failed until a restart.
+//
 // In memory, per group: the window, a ring of slots for [cursor, next),
 // each claimed (holder, deadline), owed (not before), dying (its dead
 // letter not yet durable) or done; redriven records in a map of their own
@@ -85,10 +96,12 @@
 //
 // # Locks and goroutines
 //
-// Lock order: Manager.mu, shardGroups.mu (read-locked by every operation on
-// a group, write-locked to add or remove a group and to close), group.mu,
-// then the leaves: shardGroups.latestMu, a group's commit queue and wake
-// signal, and the engine's and the logs' own locks. Appends to a group log
+// Lock order: Manager.mu, a group log's Healer Lock (held by its
+// compaction and its reopen), shardGroups.mu (read-locked by every
+// operation on a group, write-locked to add or remove a group, to close,
+// and by a reopen to rebuild the groups), group.mu, then the leaves:
+// shardGroups.latestMu, a group's commit queue and wake signal, and the
+// engine's and the logs' own locks. Appends to a group log
 // run under group.mu; the log's committer never takes group.mu: a dead
 // letter's Waiter queues its outcome under the commit queue's leaf lock and
 // the next operation on the group applies it, so an appender waiting for

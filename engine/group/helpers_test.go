@@ -11,6 +11,7 @@ import (
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/segment/vfs"
+	"github.com/felixbroker/felix/segment/vfs/errorfs"
 )
 
 var sid = engine.StreamID{Tenant: "acme", Namespace: "orders", Name: "created"}
@@ -22,6 +23,7 @@ func key(group string) Key { return Key{Stream: sid, Shard: 0, Group: group} }
 type fixture struct {
 	t      testing.TB
 	fs     *vfs.MemFS
+	efs    *errorfs.FS // when set, the engine's FS: fs behind an error-injecting wrapper
 	clock  *fakeClock
 	owner  *switchOwner
 	eng    *engine.Engine
@@ -45,7 +47,11 @@ func newFixtureWith(t testing.TB, opts Options, cfg engine.StreamConfig) *fixtur
 
 func (f *fixture) open() {
 	f.t.Helper()
-	e, err := engine.Open(engine.Options{FS: f.fs, Dir: "/data", Fsync: shardlog.OnCommit(), SegmentBytes: 4 << 10, Owner: f.owner})
+	var fsys vfs.FS = f.fs
+	if f.efs != nil {
+		fsys = f.efs
+	}
+	e, err := engine.Open(engine.Options{FS: fsys, Dir: "/data", Fsync: shardlog.OnCommit(), SegmentBytes: 4 << 10, Owner: f.owner})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -10,10 +10,11 @@ import (
 )
 
 // groupLog is one of a shard's two group logs, compacted in the background
-// once CompactRecords were appended since the last compaction.
+// once CompactRecords were appended since the last compaction, and
+// reopened once space is back when it ran out (heal.go).
 type groupLog struct {
 	sg         *shardGroups
-	log        *shardlog.Log
+	heal       *shardlog.Healer
 	name       string
 	keep       shardlog.KeepFunc
 	appended   atomic.Int64
@@ -22,11 +23,17 @@ type groupLog struct {
 	wg         sync.WaitGroup // compactions in flight, for close
 }
 
+// log is the log the group log serves from now.
+func (l *groupLog) log() *shardlog.Log { return l.heal.Log() }
+
 // appendAt appends entries and returns the first one's log offset; w is
-// told when they are durable (nil: nobody waits).
+// told when they are durable (nil: nobody waits). The caller holds
+// shardGroups.mu (read), so the log is not replaced meanwhile.
 func (l *groupLog) appendAt(entries []shardlog.Entry, w shardlog.Waiter) (int64, error) {
-	at, err := l.log.Append(entries, l.sg.gen, w)
+	lg := l.log()
+	at, err := lg.Append(entries, l.sg.gen, w)
 	if err != nil {
+		l.heal.Failed(lg, err)
 		return 0, err
 	}
 	if l.appended.Add(int64(len(entries))) >= int64(l.sg.m.opts.CompactRecords) && l.compacting.CompareAndSwap(false, true) {
@@ -41,12 +48,24 @@ func (l *groupLog) appendAt(entries []shardlog.Entry, w shardlog.Waiter) (int64,
 	return at, nil
 }
 
+// appendWait appends entries and waits until they are durable.
+func (l *groupLog) appendWait(entries []shardlog.Entry) (int64, error) {
+	lg := l.log()
+	at, err := lg.AppendWait(entries, l.sg.gen)
+	if err != nil {
+		l.heal.Failed(lg, err)
+	}
+	return at, err
+}
+
 // compact drops every record that no longer says where anything stands.
 // Called with a count in wg, so close waits for it.
 func (l *groupLog) compact() error {
 	l.compactMu.Lock()
 	defer l.compactMu.Unlock()
-	st, err := l.log.Compact(l.keep)
+	l.heal.Lock() // no reopen while the log is compacted
+	defer l.heal.Unlock()
+	st, err := l.log().Compact(l.keep)
 	switch {
 	case err == nil:
 		l.sg.m.opts.Logger.Debug("group log compacted", "log", l.name, "records", st.Records, "kept", st.Kept)
@@ -59,17 +78,19 @@ func (l *groupLog) compact() error {
 	return err
 }
 
-// close waits for a compaction in progress and closes the log.
+// close waits for a compaction in progress and closes the log, stopping
+// a reopen in progress (whose takeLog takes shardGroups.mu: the caller
+// must not hold it).
 func (l *groupLog) close() error {
 	l.wg.Wait()
-	return l.log.Close()
+	return l.heal.Close()
 }
 
-// replay reads the whole log in offset order.
-func (l *groupLog) replay(visit func(r *segment.Record) error) error {
+// replay reads the whole of lg, one of the group logs, in offset order.
+func replay(lg *shardlog.Log, visit func(r *segment.Record) error) error {
 	var buf []byte
-	for from := l.log.Start(); from < l.log.End(); {
-		out, next, err := l.log.Read(from, 1<<20, buf[:0])
+	for from := lg.Start(); from < lg.End(); {
+		out, next, err := lg.Read(from, 1<<20, buf[:0])
 		if err != nil {
 			return err
 		}

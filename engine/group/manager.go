@@ -116,7 +116,7 @@ func (m *Manager) withGroup(k Key, fn func(g *group) error) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.applyCommits(); err != nil {
+	if err := unlogged(g.applyCommits()); err != nil {
 		return err
 	}
 	g.expireDead()

@@ -152,7 +152,7 @@ func (sg *shardGroups) take(g *group, req *PollRequest, dst []Delivery, buf []by
 	if g.deleted {
 		return dst, buf, 0, ErrNotFound
 	}
-	if err := g.applyCommits(); err != nil {
+	if err := unlogged(g.applyCommits()); err != nil {
 		return dst, buf, 0, err
 	}
 	g.expireDead()
@@ -166,15 +166,16 @@ func (sg *shardGroups) take(g *group, req *PollRequest, dst []Delivery, buf []by
 	if t.bytesMax == 0 {
 		t.bytesMax = sg.m.opts.PollBytes
 	}
-	err := g.skipRetained(sg.shard.Start())
+	// A group log that refuses a write does not stop the poll (heal.go).
+	err := unlogged(g.skipRetained(sg.shard.Start()))
 	if err == nil {
-		err = t.redeliver()
+		err = unlogged(t.redeliver())
 	}
 	if err == nil {
-		err = t.fresh()
+		err = unlogged(t.fresh())
 	}
 	if err == nil {
-		err = g.advance()
+		err = unlogged(g.advance())
 	}
 	return t.dst, t.buf, g.due, err
 }

@@ -77,14 +77,22 @@ func (sg *shardGroups) openLog(dir string, keep shardlog.KeepFunc) (*groupLog, e
 	if err != nil {
 		return nil, fmt.Errorf("felix/group: opening %s: %w", dir, err)
 	}
-	return &groupLog{sg: sg, log: l, name: dir, keep: keep}, nil
+	gl := &groupLog{sg: sg, name: dir, keep: keep}
+	gl.heal = shardlog.NewHealer(l, gl.takeLog, nil) // heal.go
+	return gl, nil
 }
 
 // rebuild replays both logs: the cursor log gives the groups and their
 // cursors (the last record of each wins; a tombstone deletes), the
 // dead-letter log their dead letters and redriven records.
 func (sg *shardGroups) rebuild() error {
-	err := sg.cursors.replay(func(r *segment.Record) error {
+	return sg.rebuildFrom(sg.cursors.log(), sg.deadLog.log())
+}
+
+// rebuildFrom is rebuild from the cursor log cursors and the dead-letter
+// log dead.
+func (sg *shardGroups) rebuildFrom(cursors, dead *shardlog.Log) error {
+	err := replay(cursors, func(r *segment.Record) error {
 		name := string(r.Key)
 		if r.Flags&segment.FlagTombstone != 0 {
 			delete(sg.groups, name)
@@ -102,7 +110,7 @@ func (sg *shardGroups) rebuild() error {
 	if err != nil {
 		return err
 	}
-	return sg.deadLog.replay(func(r *segment.Record) error {
+	return replay(dead, func(r *segment.Record) error {
 		ev, err := decodeDeadValue(r.Value)
 		if err != nil {
 			return fmt.Errorf("%w at offset %d of %s", err, r.Offset, sg.deadLog.name)
@@ -201,7 +209,7 @@ func (sg *shardGroups) create(name string, cursor int64) (*group, error) {
 	g := newGroup(sg, name, cursor)
 	g.value = appendCursorValue(g.value[:0], cursor)
 	g.entry[0] = shardlog.Entry{Key: g.key, Value: g.value}
-	at, err := sg.cursors.log.AppendWait(g.entry[:], sg.gen) // a group, once created, survives a crash
+	at, err := sg.cursors.appendWait(g.entry[:]) // a group, once created, survives a crash
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +229,9 @@ func (sg *shardGroups) remove(name string) error {
 	g := sg.groups[name]
 	if g == nil {
 		return ErrNotFound
+	}
+	if err := sg.refusal(); err != nil {
+		return err // heal.go: refused before anything is logged
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

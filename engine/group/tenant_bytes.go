@@ -42,7 +42,7 @@ func (m *Manager) shardGroupBytes(sh *engine.Shard) int64 {
 	sg := m.shards[sh]
 	m.mu.RUnlock()
 	if sg != nil {
-		return sg.cursors.log.Stats().Bytes + sg.deadLog.log.Stats().Bytes
+		return sg.cursors.log().Stats().Bytes + sg.deadLog.log().Stats().Bytes
 	}
 	dir := filepath.Join(sh.Dir(), groupsDir)
 	return segmentFileBytes(m.eng.FS(), filepath.Join(dir, cursorsDir)) +

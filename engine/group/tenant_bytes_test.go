@@ -21,12 +21,12 @@ func TestTenantBytesCountTheGroupLogs(t *testing.T) {
 	sh, _ := f.stream.Shard(0)
 	sg := f.m.shards[sh]
 	for _, l := range []*groupLog{sg.cursors, sg.deadLog} {
-		if err := l.log.Sync(); err != nil { // a cursor record nobody waits for may still be on its way
+		if err := l.log().Sync(); err != nil { // a cursor record nobody waits for may still be on its way
 			t.Fatal(err)
 		}
 	}
 	open := f.m.TenantBytes("acme")
-	if want := sg.cursors.log.Stats().Bytes + sg.deadLog.log.Stats().Bytes; open != want || sg.deadLog.log.Stats().Records == 0 {
+	if want := sg.cursors.log().Stats().Bytes + sg.deadLog.log().Stats().Bytes; open != want || sg.deadLog.log().Stats().Records == 0 {
 		t.Fatalf("open groups: %d, the two logs hold %d", open, want)
 	}
 	if n := f.m.TenantBytes("globex"); n != 0 {

@@ -114,6 +114,10 @@ func (h *Healer) Refusal() error {
 	return h.cur.Load().poisonErr()
 }
 
+// Err is the current log's failure (what an append to it is told now,
+// whatever the cause), or nil while it serves appends.
+func (h *Healer) Err() error { return h.cur.Load().poisonErr() }
+
 // Swap makes n the current log and lets a failure of it start a new
 // healing; for the TakeFunc only.
 func (h *Healer) Swap(n *Log) {
