@@ -133,7 +133,11 @@
 // every later append is refused (matching ErrPoisoned and the cause), and
 // reads of visible records keep working. After a failed fdatasync the page
 // cache cannot be trusted, so only reopening the log from disk (Reopen)
-// clears the poison.
+// clears the poison. A Healer (heal.go) does that for an owner whose log
+// failed for lack of space: it retries Reopen with backoff on a goroutine
+// of its own once space is back, and hands the new log to the owner's
+// TakeFunc, under the Healer's Lock (which the owner holds around
+// retention, compaction and Truncate).
 //
 // Each append not yet acknowledged is told what became of it, by chunk of
 // the failed flush (commit.go, progress): one whose chunk was written as
