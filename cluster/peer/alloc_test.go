@@ -24,7 +24,9 @@ func (e *echoer) ServePeer(_ string, req wire.Frame, r Reply) {
 
 // TestARequestAllocatesNothing: a round trip over loopback TCP, both
 // brokers in this process (every goroutine's allocations count), in
-// steady state: Call, and Send with a reused Call record.
+// steady state: Call, and Send with a reused Call record, answered on the
+// loop; and Call answered later from another goroutine, as a forwarded
+// publish is by its owner's log committer.
 func TestARequestAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -63,4 +65,37 @@ func TestARequestAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(2000, send); n != 0 {
 		t.Errorf("Send: %v allocations per request", n)
 	}
+	b.Handle(answerLater(t))
+	for range 100 {
+		call()
+	}
+	if n := testing.AllocsPerRun(2000, call); n != 0 {
+		t.Errorf("Call answered later: %v allocations per request", n)
+	}
+}
+
+// answerLater is a handler whose answers a goroutine of its own gives,
+// until the test ends.
+func answerLater(t *testing.T) Handler {
+	type job struct {
+		r     Reply
+		frame []byte
+	}
+	jobs := make(chan job, 64)
+	frames := make(chan []byte, 64)
+	for range 64 {
+		frames <- nil
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { close(jobs); wg.Wait() })
+	wg.Go(func() {
+		for j := range jobs {
+			_ = j.r.Answer(j.frame)
+			frames <- j.frame
+		}
+	})
+	return HandlerFunc(func(_ string, req wire.Frame, r Reply) {
+		frame := wire.AppendFrame((<-frames)[:0], req.Type, req.Flags, 0, req.Body)
+		jobs <- job{r: r, frame: frame}
+	})
 }

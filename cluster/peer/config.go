@@ -41,7 +41,9 @@ type Config struct {
 	InflightMax int
 
 	DialTimeout      time.Duration // default 2 s
-	HandshakeTimeout time.Duration // from connect to PEER_HELLO_OK; default 2 s
+	// HandshakeTimeout bounds a dial's wait from connect to PEER_HELLO_OK,
+	// and the listener's for a connection's PEER_HELLO. Default 2 s.
+	HandshakeTimeout time.Duration
 	// WriteTimeout bounds one write to a peer; a peer that does not read
 	// for that long loses the connection. Default 10 s.
 	WriteTimeout time.Duration

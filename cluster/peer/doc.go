@@ -99,9 +99,12 @@
 // size against FrameBytesMax, PEER_HELLO first). The Handler runs on the
 // loop and must not block; answers given during OnTraffic leave in one
 // write at its end, those given later from other goroutines through
-// gnet's AsyncWrite, gathering while one is with gnet. A peer that does
-// not read its answers is closed once they pass answerBacklogBytesMax; one
-// with more than InflightMax requests in service is answered overloaded.
+// gnet's AsyncWrite, gathering while one is with gnet, or straight to the
+// socket when nothing else is on its way (outbox.writeDirectLocked). A
+// peer that does not read its answers is closed once they pass
+// answerBacklogBytesMax; one with more than InflightMax requests in
+// service is answered overloaded; a connection that sends no PEER_HELLO
+// within HandshakeTimeout is closed (gnet's ticker).
 //
 // # Goroutines and what each owns
 //
