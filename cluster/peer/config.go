@@ -40,7 +40,7 @@ type Config struct {
 	// InflightMaxCeiling.
 	InflightMax int
 
-	DialTimeout      time.Duration // default 2 s
+	DialTimeout time.Duration // default 2 s
 	// HandshakeTimeout bounds a dial's wait from connect to PEER_HELLO_OK,
 	// and the listener's for a connection's PEER_HELLO. Default 2 s.
 	HandshakeTimeout time.Duration
