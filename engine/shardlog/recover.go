@@ -28,6 +28,9 @@ func (l *Log) recover() (err error) {
 	if err != nil {
 		return err
 	}
+	if bases, err = l.dropBelowStartMark(bases); err != nil { // startmark.go
+		return err
+	}
 	rp, rpOK, err := l.openPoint()
 	if err != nil {
 		return err

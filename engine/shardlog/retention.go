@@ -44,10 +44,7 @@ func (l *Log) ApplyRetention() (segments int, bytes int64) {
 	l.segs.Store(&rest)
 	l.start.Store(rest[0].base)
 	l.wmu.Unlock()
-	for _, s := range list[:drop] {
-		s.removed.Store(true)
-		s.release(l.opts.FS)
-	}
+	l.removeRetained(list[:drop], rest[0].base)
 	l.counters.retainedSegments.Add(int64(drop))
 	l.opts.Logger.Info("retention removed segments", "dir", l.opts.Dir, "segments", drop, "bytes", bytes, "start", rest[0].base)
 	return drop, bytes
@@ -63,4 +60,22 @@ func (l *Log) newestOf(s *seg) int64 {
 		return math.MaxInt64
 	}
 	return m.maxTs
+}
+
+// removeRetained lets the segments retention dropped go, their files
+// removed as each one's last reader lets go, once the new start is durable
+// (startmark.go): a reader can make an older file outlive a newer one, and a
+// crash between the two must not leave a gap. When the mark cannot be
+// written the files stay until a restart, which finds them whole and keeps
+// them as history.
+func (l *Log) removeRetained(dropped []*seg, start int64) {
+	remove := true
+	if err := l.writeStartMark(start); err != nil {
+		l.opts.Logger.Warn("retention keeps the removed segments' files until a restart", "dir", l.opts.Dir, "err", err)
+		remove = false
+	}
+	for _, s := range dropped {
+		s.removed.Store(remove)
+		s.release(l.opts.FS)
+	}
 }
