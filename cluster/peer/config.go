@@ -24,6 +24,9 @@ type Config struct {
 	// control plane's registrations, say. An error fails the requests
 	// waiting for that dial with ErrUnreachable.
 	Resolve func(broker string) (addr string, err error)
+	// Handler serves peers' requests from the first (Handle replaces it);
+	// nil answers them overloaded until Handle sets one.
+	Handler Handler
 
 	// Features are the client protocol features this broker serves to
 	// peers (the frames a forwarded request may be). Default and minimum

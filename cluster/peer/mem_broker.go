@@ -151,15 +151,14 @@ func (l *memLink) served(dst *Mem, e *envelope) {
 
 // answered completes the request an answer answers.
 func (l *memLink) answered(e *envelope) {
+	f, _, _ := (&wire.Reader{Limits: l.from.lim}).Next(e.frame) // checked when it was sent
 	l.core.mu.Lock()
 	var c *Call
 	if e.epoch == l.epoch {
-		f, _, _ := (&wire.Reader{Limits: l.from.lim}).Next(e.frame)
 		c = l.core.takeLocked(f.RequestID)
 	}
 	l.core.mu.Unlock()
 	if c != nil {
-		f, _, _ := (&wire.Reader{Limits: l.from.lim}).Next(e.frame)
 		c.Done(c, f, nil)
 	}
 }

@@ -37,7 +37,7 @@ type TCP struct {
 var _ Transport = (*TCP)(nil)
 
 // Listen starts a TCP transport: its peer listener is bound and serving
-// (with no handler yet: Handle sets it) when Listen returns.
+// (with Config.Handler) when Listen returns.
 func Listen(cfg Config) (*TCP, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -47,6 +47,7 @@ func Listen(cfg Config) (*TCP, error) {
 	t := &TCP{cfg: cfg, me: me, lim: wire.Limits{FrameBytesMax: me.frameBytesMax},
 		bufMax: me.frameBytesMax + writeBufSlackBytes, links: map[string]*link{}, done: make(chan struct{})}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.handler.set(cfg.Handler)
 	t.srv = newServer(t)
 	if err := t.srv.start(); err != nil {
 		t.cancel()
