@@ -141,6 +141,8 @@
 // in send order: a run replays from its seed when its brokers send in the
 // same order (testing/synctest fakes time, not scheduling: see
 // ../shared/CLUSTER.md). Faults per direction: Cut (a partition: lost,
-// nobody told), CutOneWay, Delay, Drop, Duplicate, Reorder; Disconnect is
-// a reset (requests fail at once, outcome unknown).
+// nobody told), CutOneWay, Hold (kept until lifted), Delay, Drop,
+// Duplicate, Reorder; Freeze holds a broker's messages both ways (a
+// stopped process, as the network sees it); Disconnect is a reset
+// (requests fail at once, outcome unknown).
 package peer

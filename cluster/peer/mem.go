@@ -14,8 +14,9 @@ import (
 // simulator drains itself in the order it chooses (Pending, Deliver,
 // DeliverNext, Drop). A link's direction can be cut, delayed, or made to
 // drop, duplicate or reorder its messages; Disconnect breaks a connection
-// as a TCP reset would. It runs inside a testing/synctest bubble (create
-// it there): its only waits are channels and timers.
+// as a TCP reset would; Freeze holds every message of a broker until Thaw.
+// It runs inside a testing/synctest bubble (create it there): its only
+// waits are channels and timers.
 //
 // Faults are decided when a message is sent, from a random source seeded
 // by NetworkOptions.Seed, in send order; a cut is checked again when it is
@@ -27,7 +28,8 @@ type Network struct {
 	mu      sync.Mutex // guards everything below; never held while calling into a broker
 	members map[string]*Mem
 	faults  map[route]Faults
-	queue   []*envelope // sent, not yet delivered or dropped, in send order
+	frozen  map[string]bool // brokers whose messages, both ways, are held
+	queue   []*envelope     // sent, not yet delivered or dropped, in send order
 	seq     uint64
 	rng     *rand.Rand
 	closed  bool
@@ -55,6 +57,7 @@ type NetworkOptions struct {
 // Faults are what a direction of a link does to the messages sent on it.
 type Faults struct {
 	Cut       bool          // every message is lost
+	Hold      bool          // every message waits in the queue, until the fault is lifted
 	Delay     time.Duration // each message is due this long after it is sent
 	Drop      float64       // the probability that a message is lost
 	Duplicate float64       // ... that it is delivered twice
@@ -69,7 +72,7 @@ func NewNetwork(opts NetworkOptions) *Network {
 	opts.FrameBytesMax = orInt(opts.FrameBytesMax, DefaultFrameBytesMax)
 	opts.InflightMax = orInt(min(opts.InflightMax, InflightMaxCeiling), DefaultInflightMax)
 	opts.TimeoutTick = orDur(opts.TimeoutTick, 5*time.Millisecond)
-	n := &Network{opts: opts, members: map[string]*Mem{}, faults: map[route]Faults{},
+	n := &Network{opts: opts, members: map[string]*Mem{}, faults: map[route]Faults{}, frozen: map[string]bool{},
 		rng: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)), wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	n.wg.Add(1)
 	go n.sweeper()
@@ -124,12 +127,46 @@ func (n *Network) leave(m *Mem) []*Mem {
 // SetFaults sets what the direction from -> to does to its messages.
 func (n *Network) SetFaults(from, to string, f Faults) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if f == (Faults{}) {
 		delete(n.faults, route{from, to})
-		return
+	} else {
+		n.faults[route{from, to}] = f
 	}
-	n.faults[route{from, to}] = f
+	n.mu.Unlock()
+	n.signal() // a hold may be lifted
+}
+
+// Freeze holds every message to and from broker id in the queue, as a
+// stopped process (SIGSTOP) would leave them: nothing is lost, nothing
+// is delivered, until Thaw. Only the network freezes: the broker's own
+// goroutines and timers run on.
+func (n *Network) Freeze(id string) { n.setFrozen(id, true) }
+
+// Thaw lets a frozen broker's messages go, in their order.
+func (n *Network) Thaw(id string) { n.setFrozen(id, false) }
+
+func (n *Network) setFrozen(id string, frozen bool) {
+	n.mu.Lock()
+	if frozen {
+		n.frozen[id] = true
+	} else {
+		delete(n.frozen, id)
+	}
+	n.mu.Unlock()
+	n.signal()
+}
+
+// heldLocked reports whether e must wait in the queue.
+func (n *Network) heldLocked(e *envelope) bool {
+	return n.frozen[e.from] || n.frozen[e.to] || n.faults[route{e.from, e.to}].Hold
+}
+
+// signal wakes the deliverer.
+func (n *Network) signal() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Cut loses every message between a and b, both ways, until Heal: a

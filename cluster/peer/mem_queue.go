@@ -68,10 +68,7 @@ func (n *Network) send(l *memLink, from, to string, answer bool, epoch uint64, f
 		n.queue = append(n.queue, e)
 	}
 	n.mu.Unlock()
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
+	n.signal()
 }
 
 func (n *Network) roll(p float64) bool { return p > 0 && n.rng.Float64() < p }
@@ -94,17 +91,18 @@ func before(a, b *envelope) int {
 	return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.seq, b.seq))
 }
 
-// nextLocked removes and returns the first message in delivery order if it
-// is due at now; else it returns how long until it is (0: nothing queued).
+// nextLocked removes and returns the first message in delivery order that
+// is not held, if it is due at now; else it returns how long until it is
+// (0: nothing to wait for).
 func (n *Network) nextLocked(now time.Time) (*envelope, time.Duration) {
-	if len(n.queue) == 0 {
-		return nil, 0
-	}
-	first := 0
+	first := -1
 	for i, e := range n.queue {
-		if before(e, n.queue[first]) < 0 {
+		if !n.heldLocked(e) && (first < 0 || before(e, n.queue[first]) < 0) {
 			first = i
 		}
+	}
+	if first < 0 {
+		return nil, 0
 	}
 	if e := n.queue[first]; e.due.After(now) {
 		return nil, e.due.Sub(now)
@@ -122,7 +120,8 @@ func (n *Network) findLocked(seq uint64) int {
 	return slices.IndexFunc(n.queue, func(e *envelope) bool { return e.seq == seq })
 }
 
-// Pending lists the queued messages in the order they would be delivered.
+// Pending lists the queued messages, held ones included, in the order
+// they would be delivered.
 func (n *Network) Pending() []Delivery {
 	n.mu.Lock()
 	q := slices.Clone(n.queue)
@@ -137,7 +136,7 @@ func (n *Network) Pending() []Delivery {
 	return out
 }
 
-// Deliver delivers the queued message seq now, due or not, and reports
+// Deliver delivers the queued message seq now, due or held or not, and reports
 // whether it was queued. The handler it reaches (or the request's Done)
 // runs on the caller's goroutine.
 func (n *Network) Deliver(seq uint64) bool {
@@ -153,8 +152,8 @@ func (n *Network) Deliver(seq uint64) bool {
 	return true
 }
 
-// DeliverNext delivers the first message in delivery order if it is due,
-// and reports whether there was one.
+// DeliverNext delivers the first message in delivery order that is due and
+// not held, and reports whether there was one.
 func (n *Network) DeliverNext() bool {
 	n.mu.Lock()
 	e, _ := n.nextLocked(time.Now())

@@ -331,3 +331,32 @@ func TestMemARunReplaysFromItsSeed(t *testing.T) {
 		t.Fatalf("%d timed out, %d answered of %d: %v", timedOut, answered, len(out1), out1)
 	}
 }
+
+func TestMemAFrozenBrokerHoldsItsMessagesUntilThawed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, a, b := memPair(t, NetworkOptions{})
+		rec := &recorder{}
+		b.Handle(rec)
+		n.Freeze("b")
+		out := make(chan outcome, 2)
+		for _, v := range []string{"1", "2"} {
+			if err := a.Send(asyncCall("b", pub([]byte(v)), 10*time.Second, out)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got, p := rec.seen(), n.Pending(); len(got) != 0 || len(p) != 2 {
+			t.Fatalf("frozen, yet served %v; pending %v", got, p)
+		}
+		n.Thaw("b")
+		for range 2 {
+			if o := <-out; o.err != nil {
+				t.Fatal(o.err)
+			}
+		}
+		if got := rec.seen(); !slices.Equal(got, []string{"1", "2"}) {
+			t.Fatalf("served %v after the thaw", got)
+		}
+	})
+}
