@@ -219,7 +219,8 @@ func startBroker(cfg serveConfig) (*served, error) {
 	b := &served{}
 	var err error
 	b.Broker, err = broker.Start(brokerConfig(cfg, func(nc *netio.Config, e *engine.Engine) error {
-		b.reloads, err = cfg.security.configure(nc, e, cfg.logger)
+		reloads, err := cfg.security.configure(nc, e, cfg.logger)
+		b.reloads = reloads
 		return err
 	}))
 	if err != nil {
