@@ -48,6 +48,7 @@ func Open(opts Options) (*Store, error) {
 	for _, info := range opts.Catalog.List() {
 		c, err := s.openCache(info)
 		if err != nil {
+			close(s.compactorDone) // never started: Close must not wait for it
 			s.Close()
 			return nil, err
 		}
