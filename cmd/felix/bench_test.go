@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -190,16 +189,7 @@ func TestBenchCacheAndGroupInProcess(t *testing.T) {
 func benchTestBroker(t *testing.T, flags map[string]string) *served {
 	t.Helper()
 	flags["addr"], flags["admin-addr"], flags["log-level"] = "127.0.0.1:0", "", "error"
-	cfg := configOf(t, flags)
-	b, err := startBroker(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Stop(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
+	b := startServed(t, configOf(t, flags))
 	return b
 }
 

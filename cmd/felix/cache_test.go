@@ -16,16 +16,7 @@ import (
 func cliBroker(t *testing.T) string {
 	t.Helper()
 	flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": t.TempDir(), "log-format": "text", "log-level": "error"}
-	cfg := configOf(t, flags)
-	b, err := startBroker(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Stop(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
+	b := startServed(t, configOf(t, flags))
 	return b.Addr().String()
 }
 
