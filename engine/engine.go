@@ -38,6 +38,9 @@ type Options struct {
 
 	Catalog Catalog   // default: a FileCatalog in Dir
 	Owner   Ownership // default: Alone
+	// Forward sends the parts of a publish bound for shards another broker
+	// leads (Stream.PublishFrom); nil refuses them with *NotLeaderError.
+	Forward Forwarder
 	Logger  *slog.Logger
 	Now     func() time.Time
 }

@@ -50,7 +50,7 @@ type BatchPublishWaiter interface {
 // unknown shard owner (*NotLeaderError), a failed or closed log. It waits
 // only while a shard's write buffer is full.
 func (s *Stream) Publish(recs []Record, w PublishWaiter) error {
-	return s.publish(recs, w, nil)
+	return s.publish(recs, w, nil, nil)
 }
 
 // PublishDeferWake is Publish that leaves the committers of durable
@@ -58,15 +58,25 @@ func (s *Stream) Publish(recs []Record, w PublishWaiter) error {
 // every frame of one socket read this way and then calls wakes.Wake has
 // each committer woken once, for the whole read, after it is done.
 func (s *Stream) PublishDeferWake(recs []Record, w PublishWaiter, wakes *WakeList) error {
-	return s.publish(recs, w, wakes)
+	return s.publish(recs, w, wakes, nil)
 }
 
-func (s *Stream) publish(recs []Record, w PublishWaiter, wakes *WakeList) error {
+// PublishFrom is PublishDeferWake for a client that presented cred: a
+// part bound for a shard another broker leads is handed, with cred, to the
+// engine's Forwarder (Options.Forward), and acknowledged when that broker
+// answers; without a Forwarder it is refused with *NotLeaderError. cred is
+// valid only until PublishFrom returns.
+func (s *Stream) PublishFrom(recs []Record, w PublishWaiter, wakes *WakeList, cred []byte) error {
+	return s.publish(recs, w, wakes, cred)
+}
+
+func (s *Stream) publish(recs []Record, w PublishWaiter, wakes *WakeList, cred []byte) error {
 	if len(recs) == 0 {
 		return ErrEmptyPublish
 	}
 	op := publishOps.Get().(*publishOp)
 	op.reset(w, wakes)
+	op.cred = cred
 	if one, single := s.singleShard(recs); single {
 		return op.run(s, one, recs)
 	}
@@ -93,6 +103,7 @@ func (s *Stream) singleShard(recs []Record) (int, bool) {
 type publishOp struct {
 	w       PublishWaiter
 	wakes   *WakeList // nil: wake each committer at once
+	cred    []byte    // the client's credential, for parts forwarded; valid during publish only
 	pending atomic.Int32
 	mu      sync.Mutex
 	runs    []AckRun
@@ -111,7 +122,7 @@ type partWaiter struct {
 var publishOps = sync.Pool{New: func() any { return &publishOp{byShard: map[int][]Record{}} }}
 
 func (op *publishOp) reset(w PublishWaiter, wakes *WakeList) {
-	op.w, op.wakes, op.err = w, wakes, nil
+	op.w, op.wakes, op.err, op.cred = w, wakes, nil, nil
 	op.runs = op.runs[:0]
 	op.parts = op.parts[:0]
 	op.order = op.order[:0]
@@ -124,7 +135,7 @@ func (op *publishOp) reset(w PublishWaiter, wakes *WakeList) {
 func (op *publishOp) run(s *Stream, shard int, recs []Record) error {
 	op.parts = append(op.parts, partWaiter{op: op, shard: shard, count: len(recs)})
 	op.pending.Store(1)
-	if err := s.appendTo(shard, recs, &op.parts[0], op.wakes); err != nil {
+	if err := s.appendTo(shard, recs, &op.parts[0], op.wakes, op.cred); err != nil {
 		op.release()
 		return err
 	}
@@ -153,7 +164,7 @@ func (op *publishOp) split(s *Stream, recs []Record) []int {
 func (op *publishOp) runParts(s *Stream, order []int) error {
 	op.pending.Store(int32(len(order)))
 	for i, sh := range order {
-		if err := s.appendTo(sh, op.byShard[sh], &op.parts[i], op.wakes); err != nil {
+		if err := s.appendTo(sh, op.byShard[sh], &op.parts[i], op.wakes, op.cred); err != nil {
 			if i == 0 {
 				op.release()
 				return err
@@ -195,9 +206,13 @@ func (s *Stream) AppendToShard(shard int, recs []Record, w shardlog.Waiter) (int
 }
 
 // appendTo checks ownership and appends to one shard's log; with wakes, a
-// durable log's committer is left for wakes.Wake.
-func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter, wakes *WakeList) error {
+// durable log's committer is left for wakes.Wake. A shard another broker
+// leads is the Forwarder's, with the client's credential.
+func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter, wakes *WakeList, cred []byte) error {
 	if local, leader := s.engine.owner.Leader(s.info.ID, shard); !local {
+		if f := s.engine.opts.Forward; f != nil {
+			return f.Forward(s.info.ID, shard, recs, cred, w)
+		}
 		return &NotLeaderError{Stream: s.info.ID, Shard: shard, Leader: leader}
 	}
 	log := s.shards[shard].log
