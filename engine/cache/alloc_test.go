@@ -118,7 +118,7 @@ func TestThePendingRingStaysSmall(t *testing.T) {
 	for i := range 5000 {
 		put(t, c, "k", string(rune('a'+i%26)), PutOptions{})
 	}
-	sh := c.shards[0]
+	sh := c.held(0)
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
 	if n := len(sh.pending.slots); n > 64 {

@@ -235,7 +235,7 @@ func benchGet(b *testing.B, c *Cache, size int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	report(b, got, "x-read", readBaseline(b, c.shards[0].log(), b.N))
+	report(b, got, "x-read", readBaseline(b, c.held(0).log(), b.N))
 }
 
 // readBaseline reads one record at a random offset of the same log, as a

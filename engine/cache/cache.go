@@ -3,17 +3,30 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/felixbroker/felix/engine"
 )
 
-// Cache is an open cache: its catalog entry and its shards. Every method is
-// safe for concurrent use.
+// Cache is an open cache: its catalog entry and its shards, of which this
+// broker holds some (Options.Placement): only those have a log here. Every
+// method is safe for concurrent use.
 type Cache struct {
 	store   *Store
 	info    Info
 	ownerID engine.StreamID
-	shards  []*shard
+	// shards has one slot per shard of the cache, held or not, so a key
+	// routes as on every broker; an operation loads its slot atomically
+	// (placement.go).
+	shards []shardSlot
+
+	// mu serializes opening and closing the shards (Reconcile, stop), so
+	// a slot changes under one writer; operations never take it.
+	mu sync.Mutex
+	// stopped, once set, is why the cache stopped (ErrClosed,
+	// ErrCacheDropped): no shard of it opens again.
+	stopped atomic.Pointer[errBox]
 }
 
 // Info is the cache's catalog entry.
@@ -38,7 +51,11 @@ func (c *Cache) route(key []byte) (*shard, fingerprint, error) {
 		return nil, fingerprint{}, fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLarge, len(key), c.store.opts.KeyBytesMax)
 	}
 	h := keyHash(key)
-	sh := c.shards[int(h%uint64(len(c.shards)))]
+	i := int(h % uint64(len(c.shards)))
+	sh := c.shards[i].sh.Load()
+	if sh == nil {
+		return nil, fingerprint{}, c.absent(i)
+	}
 	return sh, sh.ix.fingerprint(h, key), nil
 }
 
@@ -187,6 +204,7 @@ func (c *Cache) deleteAsync(key []byte, cond Condition, w WriteWaiter, maxBytes 
 
 // ShardStats is a shard's size and work, for metrics.
 type ShardStats struct {
+	Open             bool  // this broker holds the shard and its log is open (all else is zero otherwise)
 	Keys             int   // index entries (expired ones included until compacted)
 	End              int64 // one past the last acknowledged offset
 	LogBytes         int64
@@ -197,29 +215,42 @@ type ShardStats struct {
 	Counters         int
 }
 
-// Stats returns a snapshot per shard.
+// Stats returns a snapshot per shard, indexed by shard; a shard this
+// broker has no log of is the zero ShardStats (Open false).
 func (c *Cache) Stats() []ShardStats {
 	out := make([]ShardStats, len(c.shards))
-	for i, sh := range c.shards {
-		ls := sh.log().Stats()
-		sh.ixMu.RLock()
-		keys := sh.ix.len()
-		sh.ixMu.RUnlock()
-		sh.watchMu.Lock()
-		watches := len(sh.watches)
-		sh.watchMu.Unlock()
-		out[i] = ShardStats{Keys: keys, End: ls.End, LogBytes: ls.Bytes, Segments: ls.Segments,
-			CompactedThrough: sh.log().CompactedThrough(), Compactions: sh.compactions.Load(),
-			Watches: watches, Counters: sh.counters.len()}
+	for i := range c.shards {
+		if sh := c.shards[i].sh.Load(); sh != nil {
+			out[i] = sh.stats()
+		}
 	}
 	return out
 }
 
-// stop stops every shard with err (ErrClosed, ErrCacheDropped).
+func (sh *shard) stats() ShardStats {
+	ls := sh.log().Stats()
+	sh.ixMu.RLock()
+	keys := sh.ix.len()
+	sh.ixMu.RUnlock()
+	sh.watchMu.Lock()
+	watches := len(sh.watches)
+	sh.watchMu.Unlock()
+	return ShardStats{Open: true, Keys: keys, End: ls.End, LogBytes: ls.Bytes, Segments: ls.Segments,
+		CompactedThrough: sh.log().CompactedThrough(), Compactions: sh.compactions.Load(),
+		Watches: watches, Counters: sh.counters.len()}
+}
+
+// stop stops every open shard with err (ErrClosed, ErrCacheDropped); none
+// opens again. It waits for a shard being opened or closed (mu).
 func (c *Cache) stop(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped.CompareAndSwap(nil, &errBox{err})
 	var errs []error
-	for _, sh := range c.shards {
-		errs = append(errs, sh.stop(err))
+	for i := range c.shards {
+		if sh := c.shards[i].sh.Load(); sh != nil {
+			errs = append(errs, sh.stop(err))
+		}
 	}
 	return errors.Join(errs...)
 }

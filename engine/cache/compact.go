@@ -24,27 +24,41 @@ func (s *CompactStats) add(st shardlog.CompactionStats) {
 	s.BytesAfter += st.BytesAfter
 }
 
-// Compact compacts every shard's values and counters now, whatever their
-// size; the background compactor does the same when a shard is due.
+// Compact compacts the values and counters of every shard open here now,
+// whatever their size; the background compactor does the same when a
+// shard is due. A shard this broker holds no log of is skipped, as is one
+// closed meanwhile because it no longer holds it.
 func (c *Cache) Compact() (CompactStats, error) {
 	var total CompactStats
-	for _, sh := range c.shards {
-		st, expired, err := sh.compactValues()
-		if err != nil {
+	for i := range c.shards {
+		sh := c.held(i)
+		if sh == nil {
+			continue
+		}
+		if err := sh.compact(&total); err != nil && !released(err) {
 			return total, err
-		}
-		if st.Segments > 0 {
-			total.add(st)
-			total.Expired += expired
-		}
-		if st, err = sh.counters.compact(); err != nil {
-			return total, err
-		}
-		if st.Segments > 0 {
-			total.add(st)
 		}
 	}
 	return total, nil
+}
+
+// compact compacts the shard's values, then its counters, adding to total.
+func (sh *shard) compact(total *CompactStats) error {
+	st, expired, err := sh.compactValues()
+	if err != nil {
+		return err
+	}
+	if st.Segments > 0 {
+		total.add(st)
+		total.Expired += expired
+	}
+	if st, err = sh.counters.compact(); err != nil {
+		return err
+	}
+	if st.Segments > 0 {
+		total.add(st)
+	}
+	return nil
 }
 
 // expiredEntry is an index entry whose record compaction dropped as
@@ -167,17 +181,26 @@ func (s *Store) compactDue() {
 	}
 	s.mu.RUnlock()
 	for _, c := range caches {
-		for _, sh := range c.shards {
-			if sh.due() {
-				if _, _, err := sh.compactValues(); err != nil && sh.usable() == nil {
-					s.opts.Logger.Warn("cache compaction failed", "cache", c.info.ID.String(), "shard", sh.index, "err", err)
-				}
+		for i := range c.shards {
+			if sh := c.held(i); sh != nil {
+				s.compactIfDue(c, sh)
 			}
-			if sh.counters.due() {
-				if _, err := sh.counters.compact(); err != nil {
-					s.opts.Logger.Warn("counter compaction failed", "cache", c.info.ID.String(), "shard", sh.index, "err", err)
-				}
-			}
+		}
+	}
+}
+
+// compactIfDue compacts the shard's values and its counters, each if due.
+// A shard that stopped meanwhile (closed, dropped, no longer held, failed)
+// says so elsewhere; only the failures of a serving shard are logged.
+func (s *Store) compactIfDue(c *Cache, sh *shard) {
+	if sh.due() {
+		if _, _, err := sh.compactValues(); err != nil && sh.usable() == nil {
+			s.opts.Logger.Warn("cache compaction failed", "cache", c.info.ID.String(), "shard", sh.index, "err", err)
+		}
+	}
+	if sh.counters.due() {
+		if _, err := sh.counters.compact(); err != nil && sh.usable() == nil {
+			s.opts.Logger.Warn("counter compaction failed", "cache", c.info.ID.String(), "shard", sh.index, "err", err)
 		}
 	}
 }

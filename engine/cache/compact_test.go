@@ -59,7 +59,7 @@ func TestCompactionReclaimsOverwrittenRecords(t *testing.T) {
 	check(c, "after compaction")
 	end := c.Stats()
 	next := put(t, c, "k5", "after", PutOptions{})
-	if sh := c.shards[c.ShardFor([]byte("k5"))]; next.Offset != end[sh.index].End {
+	if sh := c.held(c.ShardFor([]byte("k5"))); next.Offset != end[sh.index].End {
 		t.Fatalf("the first write after compaction got offset %d; the shard ended at %d", next.Offset, end[sh.index].End)
 	}
 	latest["k5"] = next

@@ -88,8 +88,13 @@ type Options struct {
 
 	Catalog Catalog          // default: a FileCatalog in Dir (in memory without one)
 	Owner   engine.Ownership // default: engine.Alone
-	Logger  *slog.Logger
-	Now     func() time.Time // the clock of TTLs and record timestamps
+	// Placement says which shards of a cache this broker holds: only
+	// those get a log here (default: engine.Alone, every shard). In a
+	// cluster it follows the control plane; Store.Reconcile brings the
+	// open shards in line with it.
+	Placement engine.Placement
+	Logger    *slog.Logger
+	Now       func() time.Time // the clock of TTLs and record timestamps
 }
 
 // Defaults.
@@ -142,6 +147,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Owner == nil {
 		o.Owner = engine.Alone{}
+	}
+	if o.Placement == nil {
+		o.Placement = engine.Alone{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

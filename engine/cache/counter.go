@@ -356,13 +356,14 @@ func (cs *counterSlot) len() int {
 	return len(cs.sums)
 }
 
-// close stops the counters and closes their log, stopping a reopen in
-// progress (whose takeLog takes mu: so it is let go first).
-func (cs *counterSlot) close() error {
+// close stops the counters with err (the shard's stop) and closes their
+// log, stopping a reopen in progress (whose takeLog takes mu: so it is
+// let go first).
+func (cs *counterSlot) close(err error) error {
 	cs.mu.Lock()
 	h := cs.logs
 	if h != nil {
-		cs.fail(ErrClosed)
+		cs.fail(err)
 	}
 	cs.mu.Unlock()
 	if h == nil {

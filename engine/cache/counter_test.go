@@ -140,7 +140,7 @@ func TestCompactionMovesNeitherTheSumNorTheOffsets(t *testing.T) {
 		k := fmt.Sprintf("c%d", i%4)
 		want[k] = add(t, c, k, int64(i))
 	}
-	cs := &c.shards[0].counters
+	cs := &c.held(0).counters
 	bytesBefore, endBefore := cs.logs.Log().Stats().Bytes, cs.logs.Log().End()
 	st, err := c.Compact()
 	if err != nil {

@@ -146,7 +146,7 @@ func TestACacheWatchSeesNoGapAcrossTheReopen(t *testing.T) {
 		putInOneFlush(t, c, "k5", "k6", "k7")
 		time.Sleep(shardlog.HealBackoffMin)
 		synctest.Wait()
-		if end := c.shards[0].log().End(); end != 7 {
+		if end := c.held(0).log().End(); end != 7 {
 			t.Fatalf("the reopened log ends at %d; want 7 (k5 and k6 whole, k7 torn)", end)
 		}
 		wantValue(t, c, "k5", "new", 5)
@@ -176,7 +176,7 @@ func putInOneFlush(t *testing.T, c *Cache, keys ...string) {
 		}
 		ws = append(ws, w)
 	}
-	c.shards[0].log().Wake()
+	c.held(0).log().Wake()
 	for i, w := range ws {
 		if err := <-w.ch; !errors.Is(err, syscall.ENOSPC) || errors.Is(err, shardlog.ErrNoSpace) {
 			t.Fatalf("put %s whose flush failed partway: %v; want ENOSPC, not ErrNoSpace (its fate is unknown)", keys[i], err)
@@ -207,7 +207,7 @@ func TestACacheShardThatFailedWithEIOIsNotReopened(t *testing.T) {
 		}
 		c := mustCache(t, s)
 		eio, full := keyOn(c, 0), keyOn(c, 1)
-		before := c.shards[0].log()
+		before := c.held(0).log()
 		efs.Inject(errorfs.Rule{Op: errorfs.WriteSync, PathContains: "shard-0000/values", Nth: 1, Err: syscall.EIO})
 		if err := putWaiting(c, eio, "lost"); !errors.Is(err, syscall.EIO) {
 			t.Fatalf("a put over a failing disk: %v", err)
@@ -229,7 +229,7 @@ func TestACacheShardThatFailedWithEIOIsNotReopened(t *testing.T) {
 		if err := putWaiting(c, eio, "again"); !errors.Is(err, syscall.EIO) || errors.Is(err, shardlog.ErrNoSpace) {
 			t.Fatalf("a put on the shard failed by EIO: %v; want the EIO failure", err)
 		}
-		if c.shards[0].log() != before {
+		if c.held(0).log() != before {
 			t.Fatal("a log failed with EIO was reopened")
 		}
 	})

@@ -102,7 +102,7 @@ func TestAWriterPreReadsOnlyInAShardWithExpiries(t *testing.T) {
 	fs := vfs.NewMem()
 	clk := newClock()
 	s, c := newCache(t, fs, clk, Config{Durable: true})
-	sh := c.shards[0]
+	sh := c.held(0)
 	put(t, c, "plain", "v", PutOptions{})
 	fp := func(key string) fingerprint { return sh.ix.fingerprint(keyHash([]byte(key)), []byte(key)) }
 	if p := sh.preRead(fp("plain"), []byte("plain")); p.valid || sh.expiries.Load() {
@@ -114,7 +114,7 @@ func TestAWriterPreReadsOnlyInAShardWithExpiries(t *testing.T) {
 	}
 	s, c = reopen(t, s, fs, clk)
 	defer s.Close()
-	if sh := c.shards[0]; !sh.expiries.Load() {
+	if sh := c.held(0); !sh.expiries.Load() {
 		t.Fatal("the rebuilt shard forgot its expiries")
 	}
 	put(t, c, "ttl", "w", PutOptions{TTL: time.Minute})

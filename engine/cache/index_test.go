@@ -45,7 +45,7 @@ func TestKeysSharingAHashAreToldApart(t *testing.T) {
 	fs := vfs.NewMem()
 	s, c := newCache(t, fs, nil, Config{Durable: true})
 	const h = 42
-	sh := c.shards[0]
+	sh := c.held(0)
 	for round := range 3 {
 		for _, k := range []string{"a", "b", "c"} {
 			w := shardPut(t, sh, sharedHash(sh, h, k), k, fmt.Sprintf("%s%d", k, round), 0)
@@ -128,7 +128,7 @@ func TestAWholeFingerprintCollisionIsResolvedByTheRecord(t *testing.T) {
 	clk := newClock()
 	_, c := newCache(t, vfs.NewMem(), clk, Config{Durable: true})
 	defer c.store.Close()
-	sh := c.shards[0]
+	sh := c.held(0)
 	fp := fingerprint{h: 7, check: 8}
 	exp := clk.Now().Add(time.Hour).UnixNano()
 	shardPut(t, sh, fp, "x", "x1", exp)

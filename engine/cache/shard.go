@@ -118,8 +118,10 @@ func (sh *shard) fail(err error) {
 	sh.visMu.Unlock()
 }
 
-// closing reports whether err is a shard's stop rather than a failure.
-func closing(err error) bool { return err == ErrClosed || err == ErrCacheDropped }
+// closing reports whether err is a shard's stop rather than a failure: the
+// store closing, the cache dropped, or the shard released to the broker
+// the *engine.NotLeaderError names (placement.go).
+func closing(err error) bool { return err == ErrClosed || err == ErrCacheDropped || released(err) }
 
 // refusalOf is what a write refused because of err is told: nothing of it
 // was written, so a failure for lack of space is a refusal for it
@@ -169,13 +171,14 @@ func (sh *shard) readRecord(off int64, dst []byte) (r segment.Record, out []byte
 }
 
 // stop ends the shard's watches with err and closes its logs, stopping
-// a reopen in progress.
+// a reopen in progress; every later operation on it, counters included,
+// returns err.
 func (sh *shard) stop(err error) error {
 	sh.fail(err)
 	sh.endWatches(err)
 	sh.compactRunning.Lock() // let a running compaction finish first
 	defer sh.compactRunning.Unlock()
-	errs := sh.counters.close()
+	errs := sh.counters.close(err)
 	if cerr := sh.logs.Close(); errs == nil {
 		errs = cerr
 	}

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,9 +16,13 @@ type Store struct {
 	opts Options
 	mem  *volatile.FS // the logs of caches that are not durable
 
-	mu     sync.RWMutex // guards caches and closed
-	caches map[ID]*Cache
-	closed bool
+	// changeMu serializes what changes the set of caches (Create, Drop,
+	// Reconcile, Close), so two of them never open or remove the same
+	// cache's files; it is held while shards open, mu only briefly.
+	changeMu sync.Mutex
+	mu       sync.RWMutex // guards caches and closed
+	caches   map[ID]*Cache
+	closed   bool
 
 	stopCompactor chan struct{}
 	compactorDone chan struct{}
@@ -29,10 +32,11 @@ type Store struct {
 	opened atomic.Uint64 // shards opened: each one's number in values
 }
 
-// Open opens every cache in the catalog, recovering each durable shard's
-// logs and rebuilding its index; a shard that refuses to open (corruption)
-// fails Open with an error naming it. Caches that are not durable come back
-// empty (their catalog entries persist when the store has a directory).
+// Open opens every cache in the catalog, recovering the logs of each
+// durable shard Options.Placement says this broker holds and rebuilding
+// its index; a shard that refuses to open (corruption) fails Open with an
+// error naming it. Caches that are not durable come back empty (their
+// catalog entries persist when the store has a directory).
 func Open(opts Options) (*Store, error) {
 	opts = opts.withDefaults()
 	if opts.Catalog == nil {
@@ -62,7 +66,7 @@ func Open(opts Options) (*Store, error) {
 // and counters are offered only then.
 func (s *Store) Durable() bool { return s.opts.FS != nil }
 
-// Create creates a cache and opens its shards.
+// Create creates a cache and opens the shards this broker holds.
 func (s *Store) Create(id ID, cfg Config) (Info, error) {
 	if err := id.Check(); err != nil {
 		return Info{}, err
@@ -74,13 +78,10 @@ func (s *Store) Create(id ID, cfg Config) (Info, error) {
 	if cfg.Durable && !s.Durable() {
 		return Info{}, ErrNoStorage
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return Info{}, ErrClosed
-	}
-	if _, ok := s.caches[id]; ok {
-		return Info{}, ErrCacheExists
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	if err := s.absent(id); err != nil {
+		return Info{}, err
 	}
 	info := Info{ID: id, Config: cfg, Generation: 1, Created: s.opts.Now().UTC()}
 	if err := s.opts.Catalog.Create(info); err != nil {
@@ -90,32 +91,43 @@ func (s *Store) Create(id ID, cfg Config) (Info, error) {
 	if err != nil {
 		return Info{}, s.undoCreate(info, err) // nospace.go
 	}
+	s.mu.Lock()
 	s.caches[id] = c
+	s.mu.Unlock()
 	s.opts.Logger.Info("cache created", "cache", id.String(), "shards", cfg.Shards, "durable", cfg.Durable)
 	return info, nil
 }
 
-// Drop ends the cache's watches, closes its shards and removes it, its
-// values and its counters.
-func (s *Store) Drop(id ID) error {
-	s.mu.Lock()
-	c, ok := s.caches[id]
-	if ok {
-		delete(s.caches, id)
+// absent checks that the store is open and has no cache named id.
+func (s *Store) absent(id ID) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
 	}
-	s.mu.Unlock()
+	if _, ok := s.caches[id]; ok {
+		return ErrCacheExists
+	}
+	return nil
+}
+
+// Drop ends the cache's watches, closes its shards and removes it, its
+// values and its counters. A catalog that no longer has it (another
+// broker dropped it first, through a shared catalog) does not keep it
+// open here; a catalog that fails to delete it does, and Drop says why.
+func (s *Store) Drop(id ID) error {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	s.mu.RLock()
+	c, ok := s.caches[id]
+	s.mu.RUnlock()
 	if !ok {
 		return ErrCacheNotFound
 	}
-	if err := s.opts.Catalog.Delete(id); err != nil {
+	if err := s.opts.Catalog.Delete(id); err != nil && !errors.Is(err, ErrCacheNotFound) {
 		return err
 	}
-	errs := []error{c.stop(ErrCacheDropped)}
-	fs, root := s.fsFor(c.info.Config)
-	errs = append(errs, vfs.RemoveAll(fs, cacheDir(root, id)))
-	s.retakeReserve() // nospace.go
-	s.opts.Logger.Info("cache dropped", "cache", id.String())
-	return errors.Join(errs...)
+	return s.discard(c) // placement.go
 }
 
 // Cache returns an open cache, or ErrCacheNotFound.
@@ -144,7 +156,10 @@ func (s *Store) List(tenant, namespace string) []Info {
 }
 
 // Close stops the compactor and every cache, syncing and closing the logs.
+// It waits for a Create, Drop or Reconcile under way.
 func (s *Store) Close() error {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -171,18 +186,16 @@ func (s *Store) fsFor(cfg Config) (vfs.FS, string) {
 	return s.mem, "/"
 }
 
+// openCache opens a cache with the shards this broker holds, for Open and
+// Create: a shard that fails to open fails it whole.
 func (s *Store) openCache(info Info) (*Cache, error) {
-	if info.Config.Durable && !s.Durable() {
-		return nil, fmt.Errorf("felix/cache: opening %s: %w", info.ID, ErrNoStorage)
+	c, err := s.newCache(info) // placement.go
+	if err != nil {
+		return nil, err
 	}
-	c := &Cache{store: s, info: info, ownerID: info.ID.OwnershipID()}
-	for i := range info.Config.Shards {
-		sh, err := s.openShard(c, i)
-		if err != nil {
-			c.stop(ErrClosed)
-			return nil, fmt.Errorf("felix/cache: opening %s shard %d: %w", info.ID, i, err)
-		}
-		c.shards = append(c.shards, sh)
+	if err := c.reconcile(); err != nil {
+		c.stop(ErrClosed)
+		return nil, err
 	}
 	return c, nil
 }

@@ -1,8 +1,9 @@
 package cache
 
-// TenantBytes is what tenant's caches hold: the segments of each shard's
-// log and of its counters' log (on disk for a durable cache, in memory
-// otherwise). It walks the tenant's caches, so a caller on a hot path keeps
+// TenantBytes is what tenant's caches hold here: the segments of each
+// open shard's log and of its counters' log (on disk for a durable cache,
+// in memory otherwise). A shard this broker does not hold counts nothing,
+// even where its files are kept here for its return. It walks the tenant's caches, so a caller on a hot path keeps
 // the figure and refreshes it now and then (netio.StoredBytes does).
 func (s *Store) TenantBytes(tenant string) int64 {
 	s.mu.RLock()
@@ -15,8 +16,10 @@ func (s *Store) TenantBytes(tenant string) int64 {
 	s.mu.RUnlock()
 	var n int64
 	for _, c := range caches {
-		for _, sh := range c.shards {
-			n += sh.log().Stats().Bytes + sh.counters.logBytes()
+		for i := range c.shards {
+			if sh := c.held(i); sh != nil {
+				n += sh.log().Stats().Bytes + sh.counters.logBytes()
+			}
 		}
 	}
 	return n

@@ -135,7 +135,10 @@ func (c *Cache) watchShard(opts WatchOptions) (*shard, error) {
 	case opts.Prefix && (opts.Shard < 0 || opts.Shard >= len(c.shards)):
 		return nil, fmt.Errorf("%w: shard %d of %d", ErrNoShard, opts.Shard, len(c.shards))
 	case opts.Prefix:
-		return c.shards[opts.Shard], nil
+		if sh := c.held(opts.Shard); sh != nil {
+			return sh, nil
+		}
+		return nil, c.absent(opts.Shard)
 	}
 	sh, _, err := c.route(opts.Key)
 	return sh, err
