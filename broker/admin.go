@@ -14,13 +14,15 @@ import (
 
 // adminServer serves /metrics (Prometheus text format), /healthz (the
 // process is up) and /readyz (recovery has finished and the broker is
-// accepting connections).
+// accepting connections; in a cluster, also what notReady says).
 type adminServer struct {
-	ln      net.Listener
-	srv     *http.Server
-	ready   atomic.Bool
-	metrics atomic.Pointer[observe.Registry] // nil until the broker is up
-	logger  *slog.Logger
+	ln       net.Listener
+	srv      *http.Server
+	ready    atomic.Bool
+	notReady atomic.Pointer[func() string] // nil: ready means ready
+	stopping atomic.Bool
+	metrics  atomic.Pointer[observe.Registry] // nil until the broker is up
+	logger   *slog.Logger
 }
 
 func startAdmin(addr string, logger *slog.Logger) (*adminServer, error) {
@@ -44,14 +46,44 @@ func startAdmin(addr string, logger *slog.Logger) (*adminServer, error) {
 
 func (a *adminServer) addr() string { return a.ln.Addr().String() }
 
-func (a *adminServer) setReady() { a.ready.Store(true) }
+// setReady says the broker has started. notReady, when not nil, is asked
+// at each /readyz from then on: "" is ready, anything else is why not
+// (the cluster's conditions, which hold only after Start).
+func (a *adminServer) setReady(notReady func() string) {
+	if notReady != nil {
+		a.notReady.Store(&notReady)
+	}
+	a.ready.Store(true)
+}
 
+// serveReady answers 200 "ready", or 503 with the reason: "recovering"
+// until Start has finished, "stopping" once Stop has begun, or the
+// cluster's.
 func (a *adminServer) serveReady(w http.ResponseWriter, _ *http.Request) {
 	if !a.ready.Load() {
-		http.Error(w, "recovering\n", http.StatusServiceUnavailable)
+		http.Error(w, a.startOrStop(), http.StatusServiceUnavailable)
 		return
 	}
+	if f := a.notReady.Load(); f != nil {
+		if why := (*f)(); why != "" {
+			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
+			return
+		}
+	}
 	w.Write([]byte("ready\n"))
+}
+
+func (a *adminServer) startOrStop() string {
+	if a.stopping.Load() {
+		return "stopping"
+	}
+	return "recovering"
+}
+
+// setStopping makes /readyz say 503 from the start of Stop.
+func (a *adminServer) setStopping() {
+	a.stopping.Store(true)
+	a.ready.Store(false)
 }
 
 func (a *adminServer) serveMetrics(w http.ResponseWriter, _ *http.Request) {
@@ -69,6 +101,6 @@ func (a *adminServer) register(b *Broker) {
 }
 
 func (a *adminServer) close(ctx context.Context) error {
-	a.ready.Store(false)
+	a.setStopping()
 	return a.srv.Shutdown(ctx)
 }

@@ -31,6 +31,7 @@ type Broker struct {
 	groups    *group.Manager
 	producers *producer.Manager
 	server    *netio.Server
+	node      *node // nil without Config.Cluster
 	stopOnce  sync.Once
 	stopErr   error // the first Stop's
 }
@@ -39,7 +40,8 @@ type Broker struct {
 // serving. On error everything it opened is closed again.
 func Start(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, metrics: newMetrics()}
-	for _, step := range []func() error{b.openData, b.openAdmin, b.openEngine, b.openManagers, b.openServer} {
+	steps := []func() error{b.openData, b.openAdmin, b.openCluster, b.openEngine, b.openManagers, b.openServer, b.joinCluster}
+	for _, step := range steps {
 		if err := step(); err != nil {
 			b.close(context.Background())
 			return nil, err
@@ -47,7 +49,7 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	if b.admin != nil {
 		b.admin.register(b)
-		b.admin.setReady()
+		b.admin.setReady(b.notReady())
 	}
 	b.cfg.logger().Info("broker ready", "addr", b.server.Addr().String(), "io", b.ioPath(),
 		"data", b.describeData(), "disk_id", b.diskID)
@@ -93,6 +95,7 @@ func (b *Broker) openEngine() error {
 	if b.cfg.Owner != nil {
 		o.Owner = b.cfg.Owner
 	}
+	b.node.engineOptions(&o)
 	var err error
 	b.engine, err = engine.Open(o)
 	return err
@@ -103,6 +106,7 @@ func (b *Broker) openManagers() error {
 	co := b.cfg.Cache
 	co.FS, co.Dir, co.Logger, co.Owner = b.fs, b.cfg.DataDir, b.cfg.logger(), b.engine.Owner()
 	b.cfg.cacheDefaults(&co)
+	b.node.cacheOptions(&co)
 	var err error
 	if b.caches, err = cache.Open(co); err != nil {
 		return err
@@ -131,16 +135,18 @@ func (b *Broker) openServer() error {
 	nc := b.cfg.Net
 	nc.Engine, nc.Caches, nc.Groups, nc.Producers = b.engine, b.caches, b.groups, b.producers
 	nc.Metrics, nc.Logger, nc.Owner = b.metrics.net, b.cfg.logger(), b.engine.Owner()
+	b.node.serverConfig(&nc)
 	if b.cfg.Secure != nil {
 		if err := b.cfg.Secure(&nc, b.engine); err != nil {
 			return err
 		}
 	}
 	srv, err := netio.NewServer(nc)
-	if err == nil {
-		err = srv.Start()
-	}
 	if err != nil {
+		return err
+	}
+	b.node.servePeers(srv)
+	if err := srv.Start(); err != nil {
 		return err
 	}
 	b.server = srv
@@ -156,12 +162,19 @@ func (b *Broker) Stop(ctx context.Context) error {
 	return b.stopErr
 }
 
-// close shuts the pieces down in the reverse of Start's order.
+// close shuts the pieces down in the reverse of Start's order; the
+// cluster's reconcile loop goes first, so no shard opens or closes while
+// the rest does.
 func (b *Broker) close(ctx context.Context) error {
+	if b.admin != nil {
+		b.admin.setStopping()
+	}
+	b.node.stopLoop()
 	var errs []error
 	if b.server != nil {
 		errs = append(errs, b.server.Stop(ctx))
 	}
+	errs = append(errs, b.node.leave(ctx))
 	if b.groups != nil {
 		errs = append(errs, b.groups.Close())
 	}
@@ -171,6 +184,7 @@ func (b *Broker) close(ctx context.Context) error {
 	if b.engine != nil {
 		errs = append(errs, b.engine.Close())
 	}
+	errs = append(errs, b.node.close())
 	if b.admin != nil {
 		errs = append(errs, b.admin.close(ctx))
 	}
@@ -195,7 +209,9 @@ func (b *Broker) AdminAddr() string {
 	return b.admin.addr()
 }
 
-// DiskID is the data directory's disk id, "" without one.
+// DiskID is the data directory's disk id, "" without one; in a cluster
+// on a memory file system or without a data directory, the one drawn for
+// this broker's life (what it registered).
 func (b *Broker) DiskID() string { return b.diskID }
 
 // Engine, Caches, Groups, Producers and Server are the broker's pieces.

@@ -38,8 +38,14 @@ type Config struct {
 	// (the engine's publishes, the caches' writes, the groups' polls, the
 	// producers' sequences, the server's subscribe redirects): set here
 	// once, it overrides the subsystems' own Owner fields. Nil: the
-	// broker leads everything (engine.Alone).
+	// broker leads everything (engine.Alone). With Cluster set it must be
+	// nil: the cluster's View is then the one ownership source.
 	Owner engine.Ownership
+
+	// Cluster, when set, makes the broker one of a cluster (ClusterConfig:
+	// the control plane's store, placement, forwarding). Nil: the broker
+	// runs alone, its catalogs in its data directory.
+	Cluster *ClusterConfig
 
 	Engine    engine.Options   // FS, Dir, Logger, Observer are set by Start
 	Cache     cache.Options    // FS, Dir, Logger are set by Start; Fsync and SegmentBytes default to the engine's

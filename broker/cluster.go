@@ -1,0 +1,207 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/felixbroker/felix/cluster"
+	"github.com/felixbroker/felix/cluster/control"
+	"github.com/felixbroker/felix/cluster/peer"
+	"github.com/felixbroker/felix/cluster/store"
+)
+
+// node is a broker's part in the cluster: the store, its View of the
+// control plane's decisions, the catalog in the store, the peer
+// transport, its registration, its control plane candidacy and the loop
+// that opens and closes shards as the View changes. Its open and close
+// are split around the engine's (the package doc's order); every method
+// is a no-op on a nil node, a broker without Config.Cluster.
+type node struct {
+	cfg    ClusterConfig
+	logger *slog.Logger
+	diskID string // registered, and the View's Local
+
+	store    store.Store
+	embedded *store.Embedded // set when this process runs the member
+	dialed   *store.Etcd     // set when the broker dialled an external cluster
+
+	view       *control.View
+	catalog    *control.Catalog
+	peers      *peer.TCP
+	reg        *control.Registration
+	registered atomic.Bool // from Register until leave (read by /readyz)
+	controller *control.Controller
+	loop       *reconciler
+}
+
+// openNode starts what the engine needs from the cluster: the store, the
+// View (read once), the catalog. diskID is the data directory's; "" (a
+// memory file system, no data directory) draws one for this broker's
+// life.
+func openNode(cc ClusterConfig, logger *slog.Logger, diskID string) (*node, error) {
+	n := &node{cfg: cc, logger: logger.With("broker_id", cc.BrokerID), diskID: diskID}
+	if n.diskID == "" {
+		var err error
+		if n.diskID, err = drawDiskID(); err != nil {
+			return nil, err
+		}
+	}
+	for _, step := range []func() error{n.openStore, n.startView, n.openPeers} {
+		if err := step(); err != nil {
+			n.close()
+			return nil, err
+		}
+	}
+	n.catalog = control.NewCatalog(control.CatalogConfig{Store: n.store, PlaceWait: cc.PlaceWait})
+	return n, nil
+}
+
+// drawDiskID is the disk id of a broker whose data directory has none (on
+// a memory file system, or none at all): new at every start, as its data
+// is, so the control plane never takes what it held for still there.
+func drawDiskID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("felix/broker: drawing a disk id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// startView starts the View and waits, within ReadyWait, until it has
+// read the store once: before that the broker does not know which shards
+// it holds.
+func (n *node) startView() error {
+	v, err := control.StartView(control.ViewConfig{Store: n.store, Local: n.replica(), Logger: n.logger})
+	if err != nil {
+		return err
+	}
+	n.view = v
+	timeout := time.NewTimer(n.cfg.ReadyWait)
+	defer timeout.Stop()
+	for {
+		changed := v.Changed()
+		if v.Ready() {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return fmt.Errorf("felix/broker: the cluster view did not read the store within %v", n.cfg.ReadyWait)
+		}
+	}
+}
+
+func (n *node) replica() cluster.Replica {
+	return cluster.Replica{Broker: n.cfg.BrokerID, DiskID: n.diskID}
+}
+
+// openPeers binds the peer listener. It answers peers overloaded until
+// the client server is its handler (serveFrom).
+func (n *node) openPeers() error {
+	t, err := peer.Listen(peer.Config{ID: n.cfg.BrokerID, Addr: n.cfg.PeerAddr, Resolve: n.peerAddr, Logger: n.logger})
+	if err != nil {
+		return fmt.Errorf("felix/broker: peer listener on %s: %w", n.cfg.PeerAddr, err)
+	}
+	n.peers = t
+	return nil
+}
+
+// peerAddr is a registered broker's peer address, for the transport's
+// dials.
+func (n *node) peerAddr(broker string) (string, error) {
+	for _, b := range n.view.Status().Brokers {
+		if b.ID == broker {
+			return b.PeerAddr, nil
+		}
+	}
+	return "", fmt.Errorf("felix/broker: broker %q is not registered", broker)
+}
+
+// join registers the broker with the client address it serves on, then
+// stands for the control plane and starts the reconcile loop: once
+// registered, the control plane may place shards on it.
+func (n *node) join(clientAddr string, reconcile []func() error) error {
+	if n == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.StoreWait)
+	defer cancel()
+	b := cluster.Broker{ID: n.cfg.BrokerID, ClientAddr: orString(n.cfg.AdvertiseAddr, clientAddr),
+		PeerAddr: orString(n.cfg.AdvertisePeerAddr, n.peers.Addr().String()), Rack: n.cfg.Rack, DiskID: n.diskID}
+	var err error
+	n.reg, err = control.Register(ctx, control.RegistrationConfig{Store: n.store, Broker: b, TTL: n.cfg.RegistrationTTL, Logger: n.logger})
+	if err != nil {
+		return err
+	}
+	n.registered.Store(true)
+	n.controller, err = control.StartController(control.ControllerConfig{Store: n.store, ID: n.cfg.BrokerID,
+		LeaseTTL: n.cfg.ControlLeaseTTL, Logger: n.logger})
+	if err != nil {
+		return err
+	}
+	n.loop = startReconciler(n.view, reconcile, n.cfg.ReconcileBackoff, n.cfg.ReconcileBackoffMax, n.logger)
+	n.logger.Info("joined the cluster", "client_addr", b.ClientAddr, "peer_addr", b.PeerAddr, "rack", b.Rack, "disk_id", b.DiskID)
+	return nil
+}
+
+// stopLoop ends the reconcile loop: the first thing Stop does, so no
+// shard opens or closes while the broker goes down.
+func (n *node) stopLoop() {
+	if n != nil && n.loop != nil {
+		n.loop.stop()
+	}
+}
+
+// leave stops serving peers, stands down from the control plane and
+// revokes the registration (the control plane sees the broker gone at
+// once), after the client server stopped and before the logs close.
+func (n *node) leave(ctx context.Context) error {
+	if n == nil {
+		return nil
+	}
+	var errs []error
+	if n.peers != nil {
+		errs = append(errs, n.peers.Close())
+	}
+	if n.controller != nil {
+		n.controller.Close()
+	}
+	if n.reg != nil {
+		n.registered.Store(false)
+		errs = append(errs, n.reg.Stop(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// close closes the View and the store, after the engine: the last of the
+// cluster to go. leave has run before (Broker.close calls both, once).
+func (n *node) close() error {
+	if n == nil {
+		return nil
+	}
+	if n.view != nil {
+		n.view.Close()
+	}
+	return n.closeStore()
+}
+
+// notReady says why the broker is not ready yet, "" once it is: the View
+// has read the store, the broker is registered, and a reconcile since has
+// opened what it holds.
+func (n *node) notReady() string {
+	switch {
+	case n == nil:
+		return ""
+	case !n.view.Ready():
+		return "the cluster view has not read the store yet"
+	case !n.registered.Load():
+		return "not registered in the cluster"
+	}
+	return n.loop.notReady()
+}

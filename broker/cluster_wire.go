@@ -1,0 +1,104 @@
+package broker
+
+import (
+	"net"
+
+	"github.com/felixbroker/felix/cluster/control"
+	"github.com/felixbroker/felix/cluster/store"
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/cache"
+	"github.com/felixbroker/felix/netio"
+)
+
+// openCluster starts the broker's part in the cluster, when Config.Cluster
+// is set: after the data directory and the admin server, before the
+// engine (which takes its catalog, placement and ownership from it).
+func (b *Broker) openCluster() error {
+	if b.cfg.Cluster == nil {
+		return nil
+	}
+	cc, err := clusterDefaults(&b.cfg)
+	if err != nil {
+		return err
+	}
+	if b.node, err = openNode(cc, b.cfg.logger(), b.diskID); err != nil {
+		return err
+	}
+	b.diskID = b.node.diskID
+	if b.cfg.Net.BrokerID == "" {
+		b.cfg.Net.BrokerID = cc.BrokerID
+	}
+	return nil
+}
+
+// joinCluster registers the broker once its client server listens, and
+// starts the control plane candidacy and the reconcile loop.
+func (b *Broker) joinCluster() error {
+	if b.node == nil {
+		return nil
+	}
+	addr := orString(b.cfg.Net.AdvertiseAddr, b.server.Addr().String())
+	return b.node.join(addr, nil)
+}
+
+// notReady is what /readyz asks once Start has finished: nil for a broker
+// alone (ready once started), the cluster's conditions otherwise.
+func (b *Broker) notReady() func() string {
+	if b.node == nil {
+		return nil
+	}
+	return b.node.notReady
+}
+
+// engineOptions makes the View the engine's one ownership source.
+func (n *node) engineOptions(o *engine.Options) {
+	if n == nil {
+		return
+	}
+	o.Owner = n.view
+}
+
+// cacheOptions is engineOptions for the caches.
+func (n *node) cacheOptions(co *cache.Options) {
+	if n == nil {
+		return
+	}
+	co.Owner = n.view
+}
+
+// serverConfig sets what the client server needs from the cluster.
+func (n *node) serverConfig(nc *netio.Config) {
+	if n == nil {
+		return
+	}
+	nc.Owner = n.view
+}
+
+// servePeers makes the client server the handler of peers' requests.
+func (n *node) servePeers(*netio.Server) {}
+
+// View is the broker's view of the cluster, nil without Config.Cluster.
+func (b *Broker) View() *control.View {
+	if b.node == nil {
+		return nil
+	}
+	return b.node.view
+}
+
+// Store is the control plane's store the broker uses, nil without
+// Config.Cluster. It is the broker's to close (unless Config.Cluster gave
+// it).
+func (b *Broker) Store() store.Store {
+	if b.node == nil {
+		return nil
+	}
+	return b.node.store
+}
+
+// PeerAddr is the peer listener's address, nil without Config.Cluster.
+func (b *Broker) PeerAddr() net.Addr {
+	if b.node == nil || b.node.peers == nil {
+		return nil
+	}
+	return b.node.peers.Addr()
+}
