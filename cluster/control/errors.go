@@ -18,6 +18,9 @@ var (
 	ErrMalformed = errors.New("felix/cluster/control: malformed key or value")
 	// ErrInvalid: a request refused before anything was written.
 	ErrInvalid = errors.New("felix/cluster/control: invalid request")
+	// ErrNotRegistered: a broker the view has no registration of (or none
+	// with what was asked for).
+	ErrNotRegistered = errors.New("felix/cluster/control: broker not registered")
 	// ErrClosed: the component was closed.
 	ErrClosed = errors.New("felix/cluster/control: closed")
 )

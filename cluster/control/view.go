@@ -51,7 +51,7 @@ type View struct {
 	done   chan struct{}
 	ready  atomic.Bool
 
-	owners atomic.Pointer[owners] // published by the goroutine, read by Leader
+	owners atomic.Pointer[owners] // published by the goroutine, read by Leader, Holds, LeaderBroker
 
 	mu      sync.RWMutex
 	state   viewState
@@ -166,7 +166,7 @@ func (v *View) update(events []store.Event) {
 		switch k.kind {
 		case keyBroker:
 			brokers = true
-		case keyAssignment:
+		case keyAssignment, keyCatalog: // Holds reads the entry's incarnation
 			touched[k.shard.Object] = true
 		}
 	}

@@ -6,12 +6,13 @@ import (
 	"github.com/felixbroker/felix/cluster"
 )
 
-// owners is the index Leader reads without a lock: for each object name,
-// the objects of that name and, per shard, Leader's answer. It is
-// immutable once published: the View's goroutine builds the next one
-// after each batch of changes, rebuilding only the objects the batch
-// touched (all of them when a registration changed, since the leaders'
-// addresses come from the registrations).
+// owners is the index Leader, Holds and LeaderBroker read without a lock:
+// for each object name, the objects of that name and, per shard, their
+// answers. It is immutable once published: the View's goroutine builds the
+// next one after each batch of changes, rebuilding only the objects whose
+// assignments or catalog entry the batch touched (all of them when a
+// registration changed, since the leaders' addresses come from the
+// registrations).
 type owners map[string][]*objectOwners
 
 type objectOwners struct {
@@ -19,10 +20,12 @@ type objectOwners struct {
 	shards []owner // by shard number; the zero owner: not known here
 }
 
-// owner is Leader's answer for one shard.
+// owner is the answers for one shard.
 type owner struct {
-	local bool
-	addr  string // the leader's client address, when not local and known
+	local  bool   // this broker's replica leads it
+	held   bool   // this broker's replica is one of its replicas, placed for the catalog's incarnation
+	addr   string // the leader's client address, when another broker leads and is registered on its disk
+	broker string // that leader's broker id, beside addr
 }
 
 // of is the answer for one shard; the zero owner when nothing is known.
@@ -83,6 +86,7 @@ func (st *viewState) objectOwners(id cluster.ObjectID, local cluster.Replica) *o
 	for i := range obj.shards {
 		if a, ok := st.shards[cluster.ShardID{Object: id, Shard: i}]; ok {
 			obj.shards[i], known = st.ownerOf(a.Assignment.Leader, local), true
+			obj.shards[i].held = st.holds(a, local)
 		}
 	}
 	if !known {
@@ -91,7 +95,17 @@ func (st *viewState) objectOwners(id cluster.ObjectID, local cluster.Replica) *o
 	return obj
 }
 
-// ownerOf is Leader's answer for a shard led by leader.
+// holds reports whether local holds a replica of the shard: it is in the
+// assignment, and the assignment was placed for the incarnation of the
+// object the catalog holds now (one placed for an incarnation deleted
+// since is about to go, and its data with it).
+func (st *viewState) holds(a ShardAssignment, local cluster.Replica) bool {
+	e, ok := st.objects[a.Shard.Object]
+	return ok && e.Incarnation == a.Assignment.Incarnation && a.Assignment.Holds(local)
+}
+
+// ownerOf is Leader's (and LeaderBroker's) answer for a shard led by
+// leader.
 func (st *viewState) ownerOf(leader, local cluster.Replica) owner {
 	switch {
 	case leader == (cluster.Replica{}):
@@ -99,7 +113,7 @@ func (st *viewState) ownerOf(leader, local cluster.Replica) owner {
 	case leader == local:
 		return owner{local: true}
 	case st.live(leader):
-		return owner{addr: st.brokers[leader.Broker].ClientAddr}
+		return owner{addr: st.brokers[leader.Broker].ClientAddr, broker: leader.Broker}
 	}
 	return owner{}
 }
