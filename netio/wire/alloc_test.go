@@ -59,6 +59,11 @@ func TestHotFramesEncodeWithoutAllocating(t *testing.T) {
 		"GROUP_RECORDS":     func() { buf = AppendGroupRecords(buf[:0], 1, 2, gGroupRecords) },
 		"GROUP_ACK":         func() { buf = AppendGroupAck(buf[:0], 1, gGroup, offsets) },
 		"PING":              func() { buf = AppendPing(buf[:0], 1, 2) },
+		"FORWARD (in place)": func() {
+			var w ForwardWriter
+			buf, w = BeginForward(buf[:0], 1, forwardToken)
+			buf = w.Finish(AppendPublishBatch(buf, 2, gRef, AckPerBatch, recs))
+		},
 	}
 	for name, fn := range encoders {
 		assertNoAllocs(t, name, fn)
@@ -114,6 +119,12 @@ func decodeInPlace(f Frame) error {
 	case TypePing, TypePong:
 		var p Ping
 		return p.Decode(f, lim)
+	case TypeForward:
+		var m Forward
+		if err := m.Decode(f, lim); err != nil {
+			return err
+		}
+		return decodeInPlace(m.Inner)
 	}
 	return decodeSimpleInPlace(f, lim)
 }

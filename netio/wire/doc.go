@@ -50,6 +50,30 @@
 // (RequiredFeatures). A peer without FeaturePublishKeyed gets keyed
 // publishes as PUBLISH_JSON, which decodes into the same Publish.
 //
+// # Peer frames
+//
+// Brokers speak this protocol to each other over the peer transport
+// (cluster/peer), with a handshake of their own (peer.go) and one frame no
+// client ever sends or receives (a client port refuses both):
+//
+//	type    name           direction          body
+//	0x0009  PEER_HELLO     dialer -> listener  versions, features, limit, broker id
+//	0x000A  PEER_HELLO_OK  listener -> dialer  version, features, limits, broker id
+//	0x000B  FORWARD        ingress -> leader   credential + one client request
+//
+// FORWARD (forward.go) carries a client's request, whole, to the broker
+// that leads its shard, with the client's credential, which the leader
+// verifies again:
+//
+//	+----------+------------+------------------------------------------+
+//	| cred len | credential | inner frame: one whole client frame      |
+//	| u16      | (<= 8 KiB) | (its 16-byte header and body), a request |
+//	+----------+------------+------------------------------------------+
+//
+// Its answer is the inner request's own answer (PUBLISH_ACK, CACHE_VALUE,
+// CACHE_WRITTEN, COUNTER_VALUE or ERROR), one frame, under the FORWARD's
+// request id.
+//
 // # Contracts
 //
 // Reader.Next finds frames in whatever bytes the caller holds; the caller

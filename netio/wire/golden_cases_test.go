@@ -64,8 +64,18 @@ func sessionCases() []goldenCase {
 			AppendPeerHello(nil, 1, peerHello), &peerHello},
 		{"peer_hello_ok", "broker-3 answers: version 1, the intersection, its limits and id",
 			AppendPeerHelloOK(nil, 1, peerHelloOK), &peerHelloOK},
+		{"forward", "broker-2 forwards a keyed PUBLISH_BATCH (ack per batch) for a shard broker-3 leads, with the client's token",
+			AppendForward(nil, 6, forwardToken, forwardPublish), forwardModel{forwardToken, forwardPublish}},
+		{"forward_no_credential", "a CACHE_GET forwarded for a client of a broker with auth off: credential length 0",
+			AppendForward(nil, 7, nil, forwardGet), forwardModel{nil, forwardGet}},
 	}
 }
+
+var (
+	forwardToken   = []byte("eyJhbGciOiJFZERTQSJ9.e30.c2ln")
+	forwardPublish = AppendPublishBatch(nil, 41, gRef, AckPerBatch, gRecords[:2])
+	forwardGet     = AppendCacheGet(nil, 42, CacheGet{Cache: gCache, Key: []byte("user-1")})
+)
 
 func publishCases() []goldenCase {
 	one := Record{Value: []byte("hello")}

@@ -44,6 +44,13 @@ type pingModel struct {
 	Payload uint64
 }
 
+// forwardModel is a FORWARD: its credential and its inner frame's bytes
+// (the inner frame has its own model and vectors).
+type forwardModel struct {
+	Credential []byte
+	Inner      []byte
+}
+
 type groupResultModel struct {
 	Applied uint32
 	NotHeld []uint64
@@ -77,6 +84,12 @@ func decodeModel(f Frame, lim Limits) (any, error) {
 		return runs, nil
 	case TypeEventBatch:
 		return decodeEventModel(f, lim)
+	case TypeForward:
+		var m Forward
+		if err := m.Decode(f, lim); err != nil {
+			return nil, err
+		}
+		return forwardModel{m.Credential, AppendFrame(nil, m.Inner.Type, m.Inner.Flags, m.Inner.RequestID, m.Inner.Body)}, nil
 	case TypeGroupRecords:
 		return decodeGroupRecordsModel(f, lim)
 	case TypeGroupAck, TypeGroupNack, TypeGroupExtend:
@@ -206,6 +219,8 @@ func encodeModel(dst []byte, reqID uint64, model any) []byte {
 		return appendGroupOffsets(dst, m.Op, reqID, m.Group, m.Millis, m.Offsets)
 	case groupResultModel:
 		return AppendGroupResult(dst, reqID, m.Applied, m.NotHeld)
+	case forwardModel:
+		return AppendForward(dst, reqID, m.Credential, m.Inner)
 	case Control:
 		return AppendControl(dst, reqID, m)
 	}

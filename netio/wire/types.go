@@ -20,6 +20,7 @@ const (
 	TypeBrokerListResult Type = 0x0008
 	TypePeerHello        Type = 0x0009 // peer.go: brokers only
 	TypePeerHelloOK      Type = 0x000A
+	TypeForward          Type = 0x000B // forward.go: brokers only
 
 	TypePublish              Type = 0x0100
 	TypePublishBatch         Type = 0x0101
@@ -107,6 +108,7 @@ var typeList = []struct {
 	{TypeBrokerListResult, typeSpec{name: "BROKER_LIST_RESULT", feature: FeatureDiscovery, json: true}},
 	{TypePeerHello, typeSpec{name: "PEER_HELLO", bound: boundPeerHello}},
 	{TypePeerHelloOK, typeSpec{name: "PEER_HELLO_OK"}},
+	{TypeForward, typeSpec{name: "FORWARD"}},
 
 	{TypePublish, typeSpec{name: "PUBLISH", flags: publishFlags, feature: FeatureBinaryPublish}},
 	{TypePublishBatch, typeSpec{name: "PUBLISH_BATCH", flags: publishFlags, feature: FeatureBinaryPublish}},
