@@ -51,7 +51,7 @@ func publishUntilRefused(t *testing.T, s *Stream, i int) int64 {
 		w := newWaiter()
 		err := s.Publish([]Record{rec("", i)}, w)
 		if errors.Is(err, shardlog.ErrNoSpace) {
-			return s.shards[0].End()
+			return s.slot(0).End()
 		}
 		if err != nil {
 			t.Fatalf("publish %d on a full disk: %v", i, err)
@@ -75,7 +75,7 @@ func TestAShardOutOfSpaceServesAgainOnceSpaceIsFreedWithoutARestart(t *testing.T
 		mem := vfs.NewMem()
 		efs := errorfs.Wrap(mem)
 		e, s := openSmallEngine(t, efs)
-		sh := s.shards[0]
+		sh := s.slot(0)
 		sub, err := sh.Subscribe(SubscribeOptions{Start: StartEarliest})
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +111,7 @@ func TestAShardOutOfSpaceServesAgainOnceSpaceIsFreedWithoutARestart(t *testing.T
 		}
 		e.Close()
 		_, s2 := openSmallEngine(t, mem)
-		if got := s2.shards[0].End(); got != end {
+		if got := s2.slot(0).End(); got != end {
 			t.Fatalf("a restart ends at %d; the reopened shard ended at %d", got, end)
 		}
 	})
@@ -144,13 +144,13 @@ func TestAShardThatFailedWithEIOIsNotReopened(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-w.done
-		before := s.shards[0].log.(*diskLog).current()
+		before := s.slot(0).log.(*diskLog).current()
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		if err := s.Publish([]Record{rec("", 1)}, nil); !errors.Is(err, syscall.EIO) {
 			t.Fatalf("a publish after EIO: %v", err)
 		}
-		if s.shards[0].log.(*diskLog).current() != before {
+		if s.slot(0).log.(*diskLog).current() != before {
 			t.Fatal("a log failed with EIO was reopened")
 		}
 	})
@@ -164,7 +164,7 @@ func TestRecordsAReopenRecoversReachTheLiveSubscribers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		efs := errorfs.Wrap(vfs.NewMem())
 		_, s := openSmallEngine(t, efs)
-		sh := s.shards[0]
+		sh := s.slot(0)
 		for i := range 5 {
 			publish(t, s, rec("", i))
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/felixbroker/felix/engine/shardlog"
@@ -38,6 +39,10 @@ type Options struct {
 
 	Catalog Catalog   // default: a FileCatalog in Dir
 	Owner   Ownership // default: Alone
+	// Placement says which shards this broker holds, and so opens: Open,
+	// CreateStream and Reconcile open a log only for a shard it Holds.
+	// Default: Alone (every shard).
+	Placement Placement
 	// Forward sends the parts of a publish bound for shards another broker
 	// leads (Stream.PublishFrom); nil refuses them with *NotLeaderError.
 	Forward Forwarder
@@ -51,17 +56,25 @@ const DefaultMemoryShardBytes = 16 << 20
 // Engine is one broker's data: streams, their shards and logs, and the
 // subscriptions reading them. Safe for concurrent use.
 type Engine struct {
-	opts  Options
-	owner Ownership
+	opts      Options
+	owner     Ownership
+	placement Placement
+
+	// layout serializes the changes to what is open (CreateStream,
+	// DeleteStream, Reconcile, Close) across their IO, so two never open,
+	// close or remove the same shard's files at once. Taken before mu;
+	// never by a publish, a read or a subscription.
+	layout sync.Mutex
 
 	mu      sync.RWMutex // guards streams and closed
 	streams map[StreamID]*Stream
 	closed  bool
 }
 
-// Open opens every stream in the catalog, recovering each durable shard's
-// log; a shard that refuses to open (corruption its recovery found) fails
-// Open with an error naming it. Damage in a sealed segment, which the log
+// Open opens every stream in the catalog, recovering the log of each
+// durable shard this broker holds (Options.Placement); a shard that
+// refuses to open (corruption its recovery found) fails Open with an error
+// naming it. Damage in a sealed segment, which the log
 // finds after it opened, takes only that shard offline (shard_offline.go).
 func Open(opts Options) (*Engine, error) {
 	if opts.Logger == nil {
@@ -76,6 +89,9 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Owner == nil {
 		opts.Owner = Alone{}
 	}
+	if opts.Placement == nil {
+		opts.Placement = Alone{}
+	}
 	if opts.Catalog == nil {
 		var fs vfs.FS
 		if opts.Dir != "" {
@@ -87,7 +103,7 @@ func Open(opts Options) (*Engine, error) {
 		}
 		opts.Catalog = c
 	}
-	e := &Engine{opts: opts, owner: opts.Owner, streams: map[StreamID]*Stream{}}
+	e := &Engine{opts: opts, owner: opts.Owner, placement: opts.Placement, streams: map[StreamID]*Stream{}}
 	for _, info := range opts.Catalog.List() {
 		s, err := e.openStream(info)
 		if err != nil {
@@ -109,7 +125,7 @@ func (e *Engine) FS() vfs.FS { return e.opts.FS }
 // Durable reports whether the engine has a storage directory.
 func (e *Engine) Durable() bool { return e.opts.Dir != "" && e.opts.FS != nil }
 
-// CreateStream creates a stream and opens its shards.
+// CreateStream creates a stream and opens the shards this broker holds.
 func (e *Engine) CreateStream(id StreamID, cfg StreamConfig) (StreamInfo, error) {
 	if err := id.Check(); err != nil {
 		return StreamInfo{}, err
@@ -121,12 +137,15 @@ func (e *Engine) CreateStream(id StreamID, cfg StreamConfig) (StreamInfo, error)
 	if cfg.Durable && !e.Durable() {
 		return StreamInfo{}, ErrNoStorage
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
+	e.layout.Lock()
+	defer e.layout.Unlock()
+	e.mu.RLock()
+	closed, exists := e.closed, e.streams[id] != nil
+	e.mu.RUnlock()
+	switch {
+	case closed:
 		return StreamInfo{}, ErrClosed
-	}
-	if _, ok := e.streams[id]; ok {
+	case exists:
 		return StreamInfo{}, ErrStreamExists
 	}
 	info := StreamInfo{ID: id, Config: cfg, Generation: 1, Created: e.opts.Now().UTC()}
@@ -137,35 +156,62 @@ func (e *Engine) CreateStream(id StreamID, cfg StreamConfig) (StreamInfo, error)
 	if err != nil {
 		return StreamInfo{}, e.undoCreate(info, err) // nospace.go
 	}
-	e.streams[id] = s
+	e.install(s)
 	e.opts.Logger.Info("stream created", "stream", id.String(), "shards", cfg.Shards, "durable", cfg.Durable)
 	return info, nil
 }
 
-// DeleteStream ends the stream's subscriptions, closes its shards and
-// removes it from the catalog and the disk.
+// DeleteStream removes the stream from the catalog, ends its
+// subscriptions, closes its shards and removes it from the disk. A stream
+// another broker already took out of the catalog (Catalog.Delete answers
+// ErrStreamNotFound) while it is still open here is stopped and removed
+// all the same: nothing of it is left half open. When the catalog refuses
+// the delete otherwise, the stream stays open and the error is returned.
 func (e *Engine) DeleteStream(id StreamID) error {
-	e.mu.Lock()
-	s, ok := e.streams[id]
-	if ok {
-		delete(e.streams, id)
-	}
-	e.mu.Unlock()
-	if !ok {
+	e.layout.Lock()
+	defer e.layout.Unlock()
+	s := e.lookup(id)
+	if s == nil {
 		return ErrStreamNotFound
 	}
-	if err := e.opts.Catalog.Delete(id); err != nil {
+	if err := e.opts.Catalog.Delete(id); err != nil && !errors.Is(err, ErrStreamNotFound) {
 		return err
 	}
-	var errs []error
-	for _, sh := range s.shards {
-		errs = append(errs, sh.stop(ErrStreamDeleted))
+	err := e.dropStream(s)
+	e.opts.Logger.Info("stream deleted", "stream", id.String())
+	return err
+}
+
+// lookup is the open stream id names, nil when none, closed or not.
+func (e *Engine) lookup(id StreamID) *Stream {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.streams[id]
+}
+
+// install puts an opened stream in the table. Engine.layout is held, so
+// the engine cannot have closed since the caller looked.
+func (e *Engine) install(s *Stream) {
+	e.mu.Lock()
+	e.streams[s.info.ID] = s
+	e.mu.Unlock()
+}
+
+// dropStream takes s out of the table, ends its subscriptions with
+// ErrStreamDeleted, closes its shards and removes its directory (the data
+// of the shards not held here too). Engine.layout is held; mu is not,
+// while the shards' attachments close.
+func (e *Engine) dropStream(s *Stream) error {
+	e.mu.Lock()
+	if e.streams[s.info.ID] == s {
+		delete(e.streams, s.info.ID)
 	}
+	e.mu.Unlock()
+	errs := []error{s.stopAll(ErrStreamDeleted)}
 	if s.info.Config.Durable {
-		errs = append(errs, vfs.RemoveAll(e.opts.FS, streamDir(e.opts.Dir, id)))
+		errs = append(errs, vfs.RemoveAll(e.opts.FS, streamDir(e.opts.Dir, s.info.ID)))
 		e.retakeReserve() // nospace.go
 	}
-	e.opts.Logger.Info("stream deleted", "stream", id.String())
 	return errors.Join(errs...)
 }
 
@@ -194,8 +240,11 @@ func (e *Engine) Streams(tenant, namespace string) []StreamInfo {
 	return out
 }
 
-// Close stops every stream, syncing and closing the logs.
+// Close stops every stream, syncing and closing the logs. It waits for a
+// Reconcile, CreateStream or DeleteStream in progress.
 func (e *Engine) Close() error {
+	e.layout.Lock()
+	defer e.layout.Unlock()
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -207,32 +256,47 @@ func (e *Engine) Close() error {
 	e.mu.Unlock()
 	var errs []error
 	for _, s := range streams {
-		for _, sh := range s.shards {
-			errs = append(errs, sh.stop(ErrClosed))
-		}
+		errs = append(errs, s.stopAll(ErrClosed))
 	}
 	return errors.Join(errs...)
 }
 
-// openStream opens the shards of a catalog entry.
+// newStream is a catalog entry with no shard open yet.
+func (e *Engine) newStream(info StreamInfo) *Stream {
+	return &Stream{engine: e, info: info, slots: make([]atomic.Pointer[Shard], info.Config.Shards)}
+}
+
+// openStream opens the shards of a catalog entry this broker holds, all
+// or none: the first that fails to open closes the others and is returned.
 func (e *Engine) openStream(info StreamInfo) (*Stream, error) {
-	s := &Stream{engine: e, info: info}
-	for i := range info.Config.Shards {
-		sh := &Shard{stream: s, index: i, subs: map[*Subscription]struct{}{}}
-		if info.Config.Durable {
-			sh.dir = shardDir(e.opts.Dir, info.ID, i)
+	s := e.newStream(info)
+	for i := range s.slots {
+		if !e.placement.Holds(info.ID, i) {
+			continue
 		}
-		log, err := e.openLog(info, sh)
+		sh, err := e.openShard(s, i)
 		if err != nil {
-			for _, o := range s.shards {
-				o.stop(ErrClosed)
-			}
-			return nil, fmt.Errorf("felix/engine: opening %s shard %d: %w", info.ID, i, err)
+			s.stopAll(ErrClosed)
+			return nil, err
 		}
-		sh.log = log
-		s.shards = append(s.shards, sh)
+		s.slots[i].Store(sh)
 	}
 	return s, nil
+}
+
+// openShard opens the log of shard i of s, which is not open. The caller
+// stores it in its slot.
+func (e *Engine) openShard(s *Stream, i int) (*Shard, error) {
+	sh := &Shard{stream: s, index: i, subs: map[*Subscription]struct{}{}}
+	if s.info.Config.Durable {
+		sh.dir = shardDir(e.opts.Dir, s.info.ID, i)
+	}
+	log, err := e.openLog(s.info, sh)
+	if err != nil {
+		return nil, fmt.Errorf("felix/engine: opening %s shard %d: %w", s.info.ID, i, err)
+	}
+	sh.log = log
+	return sh, nil
 }
 
 // openLog opens the log of shard sh: records made visible go to

@@ -155,7 +155,7 @@ func TestADurableStreamSurvivesARestart(t *testing.T) {
 	for i := range 50 {
 		publish(t, s, rec(fmt.Sprint("k", i), i))
 	}
-	ends := []int64{s.shards[0].End(), s.shards[1].End()}
+	ends := []int64{s.slot(0).End(), s.slot(1).End()}
 	e.Close()
 	e2 := openEngine(t, fs)
 	defer e2.Close()
@@ -163,8 +163,8 @@ func TestADurableStreamSurvivesARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s2.Info().Config.Shards != 2 || s2.shards[0].End() != ends[0] || s2.shards[1].End() != ends[1] {
-		t.Fatalf("after restart: %+v, ends %d %d, want %v", s2.Info(), s2.shards[0].End(), s2.shards[1].End(), ends)
+	if s2.Info().Config.Shards != 2 || s2.slot(0).End() != ends[0] || s2.slot(1).End() != ends[1] {
+		t.Fatalf("after restart: %+v, ends %d %d, want %v", s2.Info(), s2.slot(0).End(), s2.slot(1).End(), ends)
 	}
 }
 
@@ -189,7 +189,7 @@ func TestAKeyedBatchIsSplitAcrossShardsInOrder(t *testing.T) {
 		t.Fatalf("runs cover %d records: %+v", total, runs)
 	}
 	for _, r := range runs {
-		b, _, err := s.shards[r.Shard].Read(r.First, 1<<20, nil)
+		b, _, err := s.slot(r.Shard).Read(r.First, 1<<20, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,7 +86,7 @@ func (s *Stream) publish(recs []Record, w PublishWaiter, wakes *WakeList, cred [
 
 // singleShard reports whether every record goes to one shard, and which.
 func (s *Stream) singleShard(recs []Record) (int, bool) {
-	if len(s.shards) == 1 {
+	if len(s.slots) == 1 {
 		return 0, true
 	}
 	first := s.ShardFor(recs[0].Key)
@@ -158,10 +158,19 @@ func (op *publishOp) split(s *Stream, recs []Record) []int {
 	return op.order
 }
 
-// runParts appends each shard's part. A part refused before anything was
-// appended fails the whole publish; one refused after others were appended
-// is reported through the waiter with what did land.
+// runParts appends each shard's part. A part no broker can take (a shard
+// not held here that Ownership calls local, or one led elsewhere with no
+// Forwarder) fails the whole publish before anything is appended; a part
+// refused after others were appended (its log failed, ownership moved
+// meanwhile, the Forwarder refused) is reported through the waiter with
+// what did land.
 func (op *publishOp) runParts(s *Stream, order []int) error {
+	for _, sh := range order {
+		if err := s.takeable(sh); err != nil {
+			op.release()
+			return err
+		}
+	}
 	op.pending.Store(int32(len(order)))
 	for i, sh := range order {
 		if err := s.appendTo(sh, op.byShard[sh], &op.parts[i], op.wakes, op.cred); err != nil {
@@ -182,32 +191,58 @@ func (op *publishOp) runParts(s *Stream, order []int) error {
 // returns the offset the first got; w (may be nil) is told when they are
 // acknowledged at the stream's durability, on a log goroutine, and must
 // not block nor append. Every record's key must choose that shard
-// (ErrWrongShard otherwise). Like Publish it asks Ownership first and
-// waits only while the shard's write buffer is full. Offsets are assigned
-// before it returns, so a caller that serializes its own AppendToShard
-// calls (an idempotent producer's sequence check) knows the order and the
-// offsets its batches got.
+// (ErrWrongShard otherwise). Like Publish it asks Ownership first, refuses
+// a shard not held here with *NotLeaderError, and waits only while the
+// shard's write buffer is full. Offsets are assigned before it returns, so
+// a caller that serializes its own AppendToShard calls (an idempotent
+// producer's sequence check) knows the order and the offsets its batches
+// got.
 func (s *Stream) AppendToShard(shard int, recs []Record, w shardlog.Waiter) (int64, error) {
-	if shard < 0 || shard >= len(s.shards) {
+	if shard < 0 || shard >= len(s.slots) {
 		return 0, ErrNoShard
 	}
 	if len(recs) == 0 {
 		return 0, ErrEmptyPublish
 	}
 	for i := range recs {
-		if len(s.shards) > 1 && s.ShardFor(recs[i].Key) != shard {
+		if len(s.slots) > 1 && s.ShardFor(recs[i].Key) != shard {
 			return 0, ErrWrongShard
 		}
 	}
 	if local, leader := s.engine.owner.Leader(s.info.ID, shard); !local {
 		return 0, &NotLeaderError{Stream: s.info.ID, Shard: shard, Leader: leader}
 	}
-	return s.shards[shard].log.Append(recs, s.info.Generation, w)
+	sh, err := s.heldShard(shard)
+	if err != nil {
+		return 0, err
+	}
+	first, err := sh.log.Append(recs, s.info.Generation, w)
+	if err != nil {
+		return 0, s.appendRefusal(sh, err)
+	}
+	return first, nil
+}
+
+// takeable is what appendTo would refuse shard's part with at once
+// (nil when it would append or forward it), asked of every part of a
+// split publish before the first is appended.
+func (s *Stream) takeable(shard int) error {
+	if local, leader := s.engine.owner.Leader(s.info.ID, shard); !local {
+		if s.engine.opts.Forward != nil {
+			return nil
+		}
+		return &NotLeaderError{Stream: s.info.ID, Shard: shard, Leader: leader}
+	}
+	_, err := s.heldShard(shard)
+	return err
 }
 
 // appendTo checks ownership and appends to one shard's log; with wakes, a
 // durable log's committer is left for wakes.Wake. A shard another broker
-// leads is the Forwarder's, with the client's credential.
+// leads is the Forwarder's, with the client's credential. One Ownership
+// calls local but whose log is not open here (Placement and Ownership
+// disagree for a moment, or the log failed to open) is refused with
+// *NotLeaderError: nothing is appended anywhere.
 func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter, wakes *WakeList, cred []byte) error {
 	if local, leader := s.engine.owner.Leader(s.info.ID, shard); !local {
 		if f := s.engine.opts.Forward; f != nil {
@@ -215,17 +250,22 @@ func (s *Stream) appendTo(shard int, recs []Record, w shardlog.Waiter, wakes *Wa
 		}
 		return &NotLeaderError{Stream: s.info.ID, Shard: shard, Leader: leader}
 	}
-	log := s.shards[shard].log
-	if d, ok := log.(*diskLog); ok && wakes != nil {
+	sh, err := s.heldShard(shard)
+	if err != nil {
+		return err
+	}
+	if d, ok := sh.log.(*diskLog); ok && wakes != nil {
 		l, err := d.appendWithoutWake(recs, s.info.Generation, w)
 		if err != nil {
-			return err
+			return s.appendRefusal(sh, err)
 		}
 		wakes.add(l)
 		return nil
 	}
-	_, err := log.Append(recs, s.info.Generation, w)
-	return err
+	if _, err := sh.log.Append(recs, s.info.Generation, w); err != nil {
+		return s.appendRefusal(sh, err)
+	}
+	return nil
 }
 
 // WakeList gathers the shard logs appended to by PublishDeferWake, to wake

@@ -107,13 +107,13 @@ func TestPublishDeferWakeWaitsForTheWakeList(t *testing.T) {
 		var wakes WakeList
 		waiters := publishDeferred(t, s, &wakes, 20)
 		synctest.Wait()
-		for _, sh := range s.shards {
+		for sh := range s.openShards() {
 			if sh.End() != 0 {
 				t.Fatalf("shard %d at %d before the wake", sh.index, sh.End())
 			}
 		}
-		if len(wakes.logs) == 0 || len(wakes.logs) > len(s.shards) {
-			t.Fatalf("%d logs to wake for %d shards", len(wakes.logs), len(s.shards))
+		if len(wakes.logs) == 0 || len(wakes.logs) > s.Shards() {
+			t.Fatalf("%d logs to wake for %d shards", len(wakes.logs), s.Shards())
 		}
 		wakes.Wake()
 		synctest.Wait()

@@ -85,7 +85,7 @@ func TestADamagedShardGoesOfflineAndTheOthersServe(t *testing.T) {
 	e = openEngine(t, fs)
 	defer e.Close()
 	s, _ = e.Stream(sid)
-	damaged, healthy := s.shards[0], s.shards[1]
+	damaged, healthy := s.slot(0), s.slot(1)
 	sub, subErr := damaged.Subscribe(SubscribeOptions{Start: StartLatest})
 	waitVerified(t, damaged)
 	checkOffline(t, damaged.Err(), path, pos)

@@ -15,7 +15,8 @@ type ShardStats struct {
 	Recovery shardlog.RecoveryInfo
 }
 
-// Stats returns a snapshot of every open shard. It takes the stream table's
+// Stats returns a snapshot of every shard open here: a shard this broker
+// does not hold (Options.Placement) has no log here and is left out. It takes the stream table's
 // read lock, then each shard's subscriber lock in turn, briefly; meant for
 // a metrics scrape, not a hot path.
 func (e *Engine) Stats() []ShardStats {
@@ -27,7 +28,7 @@ func (e *Engine) Stats() []ShardStats {
 	e.mu.RUnlock()
 	var out []ShardStats
 	for _, s := range streams {
-		for _, sh := range s.shards {
+		for sh := range s.openShards() {
 			out = append(out, sh.stats())
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
-// TenantBytes is what a tenant's open streams hold: for each shard, the
+// TenantBytes is what a tenant's open streams hold: for each shard open
+// here (the files a shard no longer held left on disk are not counted), the
 // bytes in its log's segments when it is durable, the records it keeps in
 // memory otherwise. It takes the stream table's read lock, then each log's
 // own briefly; meant for a quota refreshed every so often, not for every
@@ -16,7 +17,7 @@ func (e *Engine) TenantBytes(tenant string) int64 {
 	e.mu.RUnlock()
 	var n int64
 	for _, s := range streams {
-		for _, sh := range s.shards {
+		for sh := range s.openShards() {
 			n += sh.storedBytes()
 		}
 	}
