@@ -61,7 +61,7 @@ func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
 		r, out, present, err := sh.readRecord(f.off, buf.b[:0])
 		buf.b = out[:0]
 		if err != nil {
-			return Item{}, err
+			return Item{}, sh.refused(err) // a stopping shard says why
 		}
 		if !present {
 			if sh.stillNames(fp, key, f.off) {

@@ -114,7 +114,7 @@ func (c *Cache) Watch(opts WatchOptions) (*Watch, error) {
 	}
 	if err != nil {
 		w.Close()
-		return nil, err
+		return nil, sh.refused(err) // a stopping shard says why
 	}
 	return w, nil
 }

@@ -273,7 +273,7 @@ func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Writ
 	if err != nil {
 		op.release()
 		sh.logFailed(l, err)
-		return err
+		return sh.refused(err)
 	}
 	if off != res.Offset {
 		panic(fmt.Sprintf("felix/cache: broken invariant: shard log assigned offset %d where its writer expected %d", off, res.Offset))
@@ -282,6 +282,18 @@ func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Writ
 	sh.pending.trim(sh.log().End())
 	sh.pending.push(off, key, expiresAt)
 	return nil
+}
+
+// refused is what an operation the log refused with err (an append, a
+// read, a watch's start) is told: the shard's stop when it is stopping
+// (the store closing, the cache dropped, the shard released: the
+// operation found the log closing after it checked the shard), so the
+// caller hears why, and err otherwise.
+func (sh *shard) refused(err error) error {
+	if stop := sh.usable(); closing(stop) {
+		return stop
+	}
+	return err
 }
 
 // flushOrWake writes what the shard's writers appended without a wake on
