@@ -18,7 +18,8 @@
 // restarts; without one, or when created not durable, its logs live in
 // process memory (package volatile: the same logs, format, compaction and
 // watches, lost on exit). Counters need durable storage (ErrNoStorage
-// otherwise).
+// otherwise). Only the shards this broker holds have a log here (see
+// Placement and ownership).
 //
 //	<dir>/caches/catalog.json                       the cache catalog (Catalog)
 //	<dir>/caches/<tenant>/<ns>/<cache>/shard-NNNN/values/    the shard's log
@@ -163,17 +164,52 @@
 // checkpoints durable first. So neither a sum nor an offset moves. Adds are
 // at least once: a retried add after a lost acknowledgement counts twice.
 //
-// # Ownership
+// # Placement and ownership
 //
-// Every write (put, delete, counter add) first asks engine.Ownership about
-// the shard, under the engine.StreamID ID.OwnershipID() names
-// ("cache:<name>"), and is refused with an *engine.NotLeaderError when this
-// broker does not lead it.
+// A cache's shards are placed on brokers: Options.Placement
+// (engine.Placement, asked under the engine.StreamID ID.OwnershipID()
+// names, "cache:<name>"; engine.Alone, every shard, by default) says which
+// this broker holds, and only those get a log here, at Open, Create and
+// Reconcile. A Cache keeps one slot per shard, held or not, so Shards and
+// ShardFor are the same on every broker; an operation loads its slot
+// atomically (no lock), and one on a shard with no log here (a get, a
+// write, a counter add or get, a watch) is answered with an
+// *engine.NotLeaderError naming the leader Options.Owner knows, or with
+// the failure that kept a held shard from opening. Stats, Compact, the
+// compactor and TenantBytes skip such shards.
+//
+// Every write (put, delete, counter add) on a held shard then asks
+// engine.Ownership about it, and is refused with an *engine.NotLeaderError
+// when this broker does not lead it; a get or a watch of a held shard is
+// served here, whoever leads it.
+//
+// Store.Reconcile brings the open set in line with the catalog and the
+// placement, both of which a cluster's control plane changes: a cache
+// listed and not open is opened; a held shard not open is opened; an open
+// shard no longer held is released, its slot emptied first (new operations
+// are redirected) and the shard then stopped with the redirect (its
+// watches end with it, and an operation in flight completes or is told
+// it), its files kept for its return; a cache open and no longer listed,
+// or listed with another Created time (dropped and created anew
+// elsewhere), is stopped with ErrCacheDropped and its directory removed,
+// as Drop does. A shard
+// that fails to open is named in Reconcile's error (errors.Join), the rest
+// reconciled, and the next Reconcile tries it again. Drop of a cache the
+// catalog no longer has (dropped through a shared catalog) still stops it
+// and removes its files.
 //
 // # Locks and goroutines
 //
-// Lock order, per shard (logs: the values log's shardlog.Healer, its
-// Lock; counters.logs: the counters log's):
+// Lock order, per store and cache: Store.changeMu serializes what changes
+// the set of caches (Create, Drop, Reconcile, Close) and is held while
+// their shards open or stop; Cache.mu serializes opening and closing one
+// cache's shards (Reconcile, stop) and is held across a shard's stop:
+//
+//	Store.changeMu -> Store.mu
+//	Store.changeMu -> Cache.mu -> a shard's compactRunning (its stop)
+//
+// Per shard (logs: the values log's shardlog.Healer, its Lock;
+// counters.logs: the counters log's):
 //
 //	compactRunning -> logs -> compactMu -> writeMu -> ixMu
 //	                                       writeMu -> watchMu -> Watch.mu
@@ -193,7 +229,8 @@
 // OnVisible and the waiters included, after letting go of writeMu: so
 // their caller must hold no lock of the shard, nor anything a waiter
 // takes. Store.mu guards the table of caches and is never held while a
-// shard is used.
+// shard is used, opened or stopped; no operation takes Store.changeMu or
+// Cache.mu.
 //
 // # Failure
 //

@@ -245,8 +245,9 @@ func (w *Watch) offer(records []byte) (ended bool) {
 
 // Next returns the next event: the snapshot's first, then history (for a
 // resumed watch), then live writes. It waits for one, and returns the
-// watch's end (*LaggedError, ErrClosed, ErrCacheDropped) once events stop,
-// or ctx's error.
+// watch's end (*LaggedError, ErrClosed, ErrCacheDropped, or an
+// *engine.NotLeaderError when this broker no longer holds the shard: watch
+// it at the leader named) once events stop, or ctx's error.
 func (w *Watch) Next(ctx context.Context) (Event, error) {
 	for {
 		if r, ok := w.snap.next(); ok {
