@@ -49,7 +49,9 @@ func (m *Manager) timeAt(ns int64) time.Time { return m.base.Add(time.Duration(n
 func unixTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 
 // shardOf returns the open groups of the shard k names, opening them on
-// first use. Only the shard's leader serves its groups.
+// first use. Only the shard's leader serves its groups, and only where the
+// shard is held (engine.Stream.Shard refuses one that is not with
+// *engine.NotLeaderError).
 func (m *Manager) shardOf(k Key) (*shardGroups, error) {
 	if local, leader := m.owner.Leader(k.Stream, k.Shard); !local {
 		return nil, &engine.NotLeaderError{Stream: k.Stream, Shard: k.Shard, Leader: leader}
@@ -193,13 +195,18 @@ func (m *Manager) Compact(id engine.StreamID, shard int) error {
 // Release closes one shard's groups without the shard stopping: the
 // cluster layer calls it when this broker stops leading the shard, so that
 // leading it again rebuilds them from the (replicated) logs rather than
-// trusting what it held. In-flight claims are lost, as at a restart.
+// trusting what it held. In-flight claims are lost, as at a restart. A
+// shard this broker no longer holds has nothing to release: its groups
+// closed when the engine stopped it.
 func (m *Manager) Release(id engine.StreamID, shard int) error {
 	s, err := m.eng.Stream(id)
 	if err != nil {
 		return err
 	}
 	sh, err := s.Shard(shard)
+	if errors.Is(err, engine.ErrNotLeader) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
