@@ -34,17 +34,18 @@ type Waiter interface {
 //   - seq is above it: a *SequenceError naming the expected sequence.
 //
 // It returns an error, and tells w nothing, when the batch was refused:
-// a non-leader (*engine.NotLeaderError, asked before anything else), an
-// unknown producer (ErrProducerUnknown), a sequence refused as above,
-// ErrTooManyInFlight, or the shard log's own refusal. The check and the
+// a non-leader or a shard not held here (*engine.NotLeaderError, asked
+// before anything else), an unknown producer (ErrProducerUnknown), a
+// sequence refused as above, ErrTooManyInFlight, or the shard log's own
+// refusal. The check and the
 // append are atomic per producer and shard: two re-sends of one batch
 // arriving at once append it once.
 func (m *Manager) Publish(id ID, s *engine.Stream, shard int, seq uint64, recs []engine.Record, w Waiter) error {
 	if local, leader := m.owner.Leader(s.ID(), shard); !local {
 		return &engine.NotLeaderError{Stream: s.ID(), Shard: shard, Leader: leader}
 	}
-	if shard < 0 || shard >= s.Shards() {
-		return engine.ErrNoShard
+	if _, err := s.Shard(shard); err != nil {
+		return err // engine.ErrNoShard, or a *NotLeaderError: the shard is not held here
 	}
 	p := m.lookup(id, m.opts.Now().UnixNano())
 	if p == nil {
