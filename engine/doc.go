@@ -20,6 +20,28 @@
 // not enforced; retention is enforced per stream (the broker's settings
 // fill in what a stream leaves zero).
 //
+// A broker opens only the shards it holds (Options.Placement; Alone holds
+// every one). A stream keeps a slot per configured shard, so Shards and
+// routing never depend on placement; a slot is empty while the shard is
+// not held here (or its log failed to open), and Stream.Shard then answers
+// *NotLeaderError naming the leader Ownership knows (Stream.Held says
+// which are open). Every operation on such a shard is refused that way, or
+// forwarded (a publish's part led elsewhere, with a Forwarder); a split
+// publish with a part nobody can take is refused whole, before any part is
+// appended. Stats and TenantBytes count the shards open here.
+//
+// Engine.Reconcile brings the open set in line with the catalog and the
+// placement, both of which may change under the engine (the cluster's
+// control plane): a stream not open is added, one gone from the catalog
+// (or created there anew) is stopped with ErrStreamDeleted and its
+// directory removed; a held shard not open is opened, an open one no
+// longer held is stopped (subscriptions end with *NotLeaderError naming
+// the leader, else ErrClosed; attachments close; the log closes) and its
+// files stay. A shard that fails to open is named in the error, the rest
+// are reconciled, and the next Reconcile tries it again. A slot is emptied
+// before its shard stops, so an append that found the shard just before
+// is refused as not held rather than as a closed log.
+//
 // # Routing
 //
 // A record's key chooses its shard, xxh3(key) mod shards; no key means shard
@@ -66,11 +88,19 @@
 //
 // # Locks
 //
-// Engine.mu guards the stream table. Shard.subMu guards a shard's
-// subscription set, Changed channel and attachments, and is taken by the
-// log's OnVisible; Subscription.mu after it. Attachments are closed with
-// no engine lock held. A log's own locks are never held while OnVisible runs, and the
-// engine never calls into a log while holding subMu except End (atomic).
+// Engine.layout serializes the changes to what is open (CreateStream,
+// DeleteStream, Reconcile, Close) across their IO, so two never open,
+// close or remove the same shard's files; it comes first and nothing on
+// the data path takes it. Engine.mu guards the stream table, held only to
+// read or change it (never across a log's open or a shard's stop). A
+// stream's shard slots change only under layout and are read without a
+// lock (atomic). Shard.subMu guards a shard's subscription set, Changed
+// channel and attachments, and is taken by the log's OnVisible;
+// Subscription.mu after it. Order: layout, mu, subMu, Subscription.mu.
+// Attachments are closed with layout held (an attachment's Close must not
+// create, delete or reconcile streams) but neither mu nor subMu. A log's
+// own locks are never held while OnVisible runs, and the engine never
+// calls into a log while holding subMu except End (atomic).
 // A durable shard's reopen (shardlog.Healer) takes the Healer's Lock, then
 // subMu (to swap the log in), then the Healer's leaf lock, which is never
 // held across IO.

@@ -10,7 +10,9 @@ package engine
 // for records that will not come and nobody is served past the damage. The
 // stream's other shards, and every other stream, go on. The shard keeps its
 // place in the stream (publishes routed to it fail) until the engine
-// closes; opening the engine again after the file is repaired serves it.
+// closes or Reconcile stops it (no longer held); opening the engine again
+// after the file is repaired serves it. Reconcile does not reopen an
+// offline shard: its slot is not empty.
 
 // goOffline is the shard log's OnOffline. It runs once, on the goroutine
 // that found the damage, with no log lock held and no engine lock: the
