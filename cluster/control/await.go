@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/store"
@@ -24,10 +25,17 @@ func (c *Catalog) AwaitPlaced(ctx context.Context, spec cluster.ObjectSpec) erro
 
 // bounded is ctx, also ended PlaceWait from now with ErrNotPlaced.
 func (c *Catalog) bounded(ctx context.Context, id cluster.ObjectID) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	wait := c.cfg.Clock.AfterFunc(c.cfg.PlaceWait, func() {
-		cancel(fmt.Errorf("%w: %v, %v", ErrNotPlaced, id, c.cfg.PlaceWait))
+	return withWait(ctx, c.cfg.Clock, c.cfg.PlaceWait, func() error {
+		return fmt.Errorf("%w: %v, %v", ErrNotPlaced, id, c.cfg.PlaceWait)
 	})
+}
+
+// withWait is ctx, also ended d from now on clock with cause's error (on
+// the clock, not the context package's timers, so a test's manual clock
+// times it too). The func releases it.
+func withWait(ctx context.Context, clock store.Clock, d time.Duration, cause func() error) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	wait := clock.AfterFunc(d, func() { cancel(cause()) })
 	return ctx, func() {
 		wait.Stop()
 		cancel(nil)

@@ -57,34 +57,30 @@ func NewCatalog(cfg CatalogConfig) *Catalog {
 //     enough have joined.
 //   - ErrNotPlaced, or ctx's error: created, but not yet placed.
 func (c *Catalog) CreateStream(ctx context.Context, id engine.StreamID, cfg engine.StreamConfig) (Entry, error) {
-	if err := id.Check(); err != nil {
-		return Entry{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	e, err := streamEntry(id, cfg, c.cfg.Clock.Now())
+	if err != nil {
+		return Entry{}, err
 	}
-	oid := cluster.ObjectID{Kind: cluster.KindStream, Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name}
-	return c.create(ctx, Entry{Object: oid, Stream: &cfg}, engine.ErrStreamExists)
+	return c.create(ctx, e)
 }
 
 // CreateCache is CreateStream for a cache (cache.ErrCacheExists when the
 // name is taken).
 func (c *Catalog) CreateCache(ctx context.Context, id cache.ID, cfg cache.Config) (Entry, error) {
-	if err := id.Check(); err != nil {
-		return Entry{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	e, err := cacheEntry(id, cfg, c.cfg.Clock.Now())
+	if err != nil {
+		return Entry{}, err
 	}
-	oid := cluster.ObjectID{Kind: cluster.KindCache, Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name}
-	return c.create(ctx, Entry{Object: oid, Cache: &cfg}, cache.ErrCacheExists)
+	return c.create(ctx, e)
 }
 
-// create writes e's key if it is absent, then waits for its placement.
+// create writes e's key if it is absent, then waits for its placement; e
+// is as streamEntry or cacheEntry made it, checked, its Created stamped.
 // The watch of its placement starts first, from the store's revision
 // before the write: every assignment of the new incarnation comes after
 // it, and a watch from the current revision starts at once (etcd catches
 // a watch from an older revision up only every 100 ms).
-func (c *Catalog) create(ctx context.Context, e Entry, exists error) (Entry, error) {
-	e.Created = c.cfg.Clock.Now()
-	e.Incarnation = 1 // checked below with the rest; the store gives the real one
-	if err := e.Spec().Check(); err != nil {
-		return Entry{}, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
+func (c *Catalog) create(ctx context.Context, e Entry) (Entry, error) {
 	ctx, stop := c.bounded(ctx, e.Object)
 	defer stop()
 	key := CatalogKey(e.Object)
@@ -105,7 +101,7 @@ func (c *Catalog) create(ctx context.Context, e Entry, exists error) (Entry, err
 		return Entry{}, fmt.Errorf("felix/cluster/control: create %v: %w", e.Object, err)
 	}
 	if !res.Succeeded {
-		return Entry{}, fmt.Errorf("%w: %v: %w", ErrExists, e.Object, exists)
+		return Entry{}, existsError(e.Object)
 	}
 	e.Incarnation = res.Revision
 	err = newPlacement(e.Spec()).follow(ctx, w)
@@ -121,8 +117,14 @@ func (c *Catalog) create(ctx context.Context, e Entry, exists error) (Entry, err
 // name: ErrNotFound (and engine.ErrStreamNotFound or
 // cache.ErrCacheNotFound).
 func (c *Catalog) Delete(ctx context.Context, id cluster.ObjectID) error {
+	_, err := c.delete(ctx, id)
+	return err
+}
+
+// delete is Delete, and the revision of the txn that deleted.
+func (c *Catalog) delete(ctx context.Context, id cluster.ObjectID) (int64, error) {
 	if err := id.Check(); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return 0, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	key := CatalogKey(id)
 	res, err := c.cfg.Store.Txn(ctx, store.Txn{
@@ -130,14 +132,10 @@ func (c *Catalog) Delete(ctx context.Context, id cluster.ObjectID) error {
 		Then: []store.Op{store.Delete(key), store.Delete(UnplacedKey(id))},
 	})
 	if err != nil {
-		return fmt.Errorf("felix/cluster/control: delete %v: %w", id, err)
+		return 0, fmt.Errorf("felix/cluster/control: delete %v: %w", id, err)
 	}
 	if !res.Succeeded {
-		notFound := engine.ErrStreamNotFound
-		if id.Kind == cluster.KindCache {
-			notFound = cache.ErrCacheNotFound
-		}
-		return fmt.Errorf("%w: %v: %w", ErrNotFound, id, notFound)
+		return 0, notFoundError(id)
 	}
-	return nil
+	return res.Revision, nil
 }

@@ -14,6 +14,13 @@ var (
 	// placed it nor said why within the wait (is one running?). It stays
 	// created, and is placed when a control plane gets to it.
 	ErrNotPlaced = errors.New("felix/cluster/control: not placed within the wait")
+	// ErrCreatedNotPlaced: a StreamCatalog's or CacheCatalog's create
+	// wrote the entry, but it was not placed (or this broker's view did not
+	// see it placed) within the wait; the error also matches why
+	// (cluster.ErrTooFewBrokers, ErrNotPlaced). The create is not undone:
+	// the entry stays in the catalog and the control plane places it once
+	// it can (enough brokers joined, a control plane running).
+	ErrCreatedNotPlaced = errors.New("felix/cluster/control: created, but not placed yet (the entry stays, and is placed once the cluster can)")
 	// ErrMalformed: a key or value under Root that this format cannot read.
 	ErrMalformed = errors.New("felix/cluster/control: malformed key or value")
 	// ErrInvalid: a request refused before anything was written.
