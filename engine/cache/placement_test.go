@@ -500,3 +500,23 @@ func TestOpenOpensOnlyTheHeldShards(t *testing.T) {
 	wantNotLeaderEverywhere(t, v, taggedKey(v, 0, "k"), 0)
 	put(t, v, string(taggedKey(v, 1, "k")), "v", PutOptions{})
 }
+
+// A cache none of whose shards this broker holds is open here all the
+// same (its operations redirect), has no directory, and drops cleanly.
+func TestACacheWithNoShardHeldHereHasNoFiles(t *testing.T) {
+	mem := vfs.NewMem()
+	p := newPlacement()
+	s := placedStore(t, mem, p, nil)
+	if _, err := s.Create(cid, Config{Shards: 2, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCache(t, s)
+	wantDirs(t, mem, cid)
+	wantNotLeaderEverywhere(t, c, taggedKey(c, 1, "k"), 1)
+	if err := s.Drop(cid); err != nil {
+		t.Fatalf("drop: %v", err)
+	}
+	if _, err := c.Get(taggedKey(c, 1, "k"), nil); !errors.Is(err, ErrCacheDropped) {
+		t.Fatalf("get after drop: %v", err)
+	}
+}
