@@ -104,23 +104,12 @@ func (n *node) replica() cluster.Replica {
 // openPeers binds the peer listener. It answers peers overloaded until
 // the client server is its handler (serveFrom).
 func (n *node) openPeers() error {
-	t, err := peer.Listen(peer.Config{ID: n.cfg.BrokerID, Addr: n.cfg.PeerAddr, Resolve: n.peerAddr, Logger: n.logger})
+	t, err := peer.Listen(peer.Config{ID: n.cfg.BrokerID, Addr: n.cfg.PeerAddr, Resolve: n.view.PeerAddr, Logger: n.logger})
 	if err != nil {
 		return fmt.Errorf("felix/broker: peer listener on %s: %w", n.cfg.PeerAddr, err)
 	}
 	n.peers = t
 	return nil
-}
-
-// peerAddr is a registered broker's peer address, for the transport's
-// dials.
-func (n *node) peerAddr(broker string) (string, error) {
-	for _, b := range n.view.Status().Brokers {
-		if b.ID == broker {
-			return b.PeerAddr, nil
-		}
-	}
-	return "", fmt.Errorf("felix/broker: broker %q is not registered", broker)
 }
 
 // join registers the broker with the client address it serves on, then

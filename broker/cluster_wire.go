@@ -38,7 +38,7 @@ func (b *Broker) joinCluster() error {
 		return nil
 	}
 	addr := orString(b.cfg.Net.AdvertiseAddr, b.server.Addr().String())
-	return b.node.join(addr, nil)
+	return b.node.join(addr, []func() error{b.engine.Reconcile, b.caches.Reconcile})
 }
 
 // notReady is what /readyz asks once Start has finished: nil for a broker
@@ -50,12 +50,13 @@ func (b *Broker) notReady() func() string {
 	return b.node.notReady
 }
 
-// engineOptions makes the View the engine's one ownership source.
+// engineOptions makes the View the engine's one ownership source and its
+// placement: it opens only the shards placed on this broker.
 func (n *node) engineOptions(o *engine.Options) {
 	if n == nil {
 		return
 	}
-	o.Owner = n.view
+	o.Owner, o.Placement = n.view, n.view
 }
 
 // cacheOptions is engineOptions for the caches.
@@ -63,7 +64,7 @@ func (n *node) cacheOptions(co *cache.Options) {
 	if n == nil {
 		return
 	}
-	co.Owner = n.view
+	co.Owner, co.Placement = n.view, n.view
 }
 
 // serverConfig sets what the client server needs from the cluster.
