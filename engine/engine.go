@@ -261,6 +261,15 @@ func (e *Engine) Close() error {
 	return errors.Join(errs...)
 }
 
+// checkShards refuses a catalog entry whose shard count routing cannot
+// use (one written by another catalog than CreateStream's, which checks).
+func checkShards(info StreamInfo) error {
+	if n := info.Config.Shards; n < 1 || n > ShardsMax {
+		return fmt.Errorf("%w: %s has %d shards, not 1..%d", ErrInvalidConfig, info.ID, n, ShardsMax)
+	}
+	return nil
+}
+
 // newStream is a catalog entry with no shard open yet.
 func (e *Engine) newStream(info StreamInfo) *Stream {
 	return &Stream{engine: e, info: info, slots: make([]atomic.Pointer[Shard], info.Config.Shards)}
@@ -269,6 +278,9 @@ func (e *Engine) newStream(info StreamInfo) *Stream {
 // openStream opens the shards of a catalog entry this broker holds, all
 // or none: the first that fails to open closes the others and is returned.
 func (e *Engine) openStream(info StreamInfo) (*Stream, error) {
+	if err := checkShards(info); err != nil {
+		return nil, err
+	}
 	s := e.newStream(info)
 	for i := range s.slots {
 		if !e.placement.Holds(info.ID, i) {

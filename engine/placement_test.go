@@ -594,3 +594,16 @@ func TestReconcileWhileEverythingElseGoesOn(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A catalog entry routing cannot use (no shards), written behind the
+// engine's back, is refused by Reconcile rather than opened.
+func TestReconcileRefusesAnEntryWithNoShards(t *testing.T) {
+	pe := openPlaced(t, vfs.NewMem(), nil)
+	pe.cat.Create(StreamInfo{ID: sid, Config: StreamConfig{Shards: 0, Durable: true}, Generation: 1})
+	if err := pe.Reconcile(); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("Reconcile over a stream of no shards: %v", err)
+	}
+	if _, err := pe.Stream(sid); !errors.Is(err, ErrStreamNotFound) {
+		t.Fatalf("the stream of no shards: %v", err)
+	}
+}

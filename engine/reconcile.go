@@ -84,6 +84,9 @@ func (e *Engine) removeStream(s *Stream) error {
 // stream exists, and the next Reconcile tries that shard again.
 // Engine.layout is held.
 func (e *Engine) addStream(info StreamInfo) error {
+	if err := checkShards(info); err != nil {
+		return err
+	}
 	s := e.newStream(info)
 	err := e.reconcileShards(s)
 	e.install(s)
