@@ -21,6 +21,9 @@ var (
 	// the entry stays in the catalog and the control plane places it once
 	// it can (enough brokers joined, a control plane running).
 	ErrCreatedNotPlaced = errors.New("felix/cluster/control: created, but not placed yet (the entry stays, and is placed once the cluster can)")
+	// ErrConflict: Migrate found the name taken in the store by an entry of
+	// another config (or one it cannot read); it never overwrites it.
+	ErrConflict = errors.New("felix/cluster/control: the store's catalog holds another entry under the name")
 	// ErrMalformed: a key or value under Root that this format cannot read.
 	ErrMalformed = errors.New("felix/cluster/control: malformed key or value")
 	// ErrInvalid: a request refused before anything was written.
