@@ -12,10 +12,28 @@
 //     cluster/doc.go lists the caller's duties; deposed, or its lease
 //     lost, it stops and campaigns again.
 //   - View: a broker's view of the brokers, the catalog and the
-//     assignments: its engine.Ownership, the shards it should open, its
-//     readiness and `felix cluster status`.
+//     assignments: its engine.Ownership (Leader) and engine.Placement
+//     (Holds: the shards whose replica it holds, placed for the catalog's
+//     incarnation), the routing's LeaderBroker and the peer transport's
+//     PeerAddr, the shards it should open, its readiness and `felix
+//     cluster status`. AwaitObject waits until it holds an object (and,
+//     asked, its placement): it waits on what the view holds, never on a
+//     store revision, as the store sends no progress notifications and a
+//     revision of a write outside Root might never reach it.
 //   - Catalog: creating and deleting streams and caches, and waiting until
 //     the control plane has placed them or said why not.
+//   - StreamCatalog, CacheCatalog: the engine's and the cache store's
+//     catalogs (engine.Catalog, cache.Catalog) kept in the store, for a
+//     broker in a cluster. Get and List read the View (Generation is shard
+//     0's assignment's, the engine's leader epoch). Create and Delete
+//     write through a Catalog and return once this broker's View has seen
+//     the object placed, or gone, so Holds, asked next, answers for it;
+//     each call is bounded by one wait (the interfaces take no context). A
+//     create that wrote the entry but saw it not placed answers
+//     ErrCreatedNotPlaced, matching why (cluster.ErrTooFewBrokers,
+//     ErrNotPlaced); it is not undone: the entry stays, and is placed once
+//     the cluster can.
+//   - Migrate: a broker's file catalogs into the store's (below).
 //
 // # Keys (format 1)
 //
@@ -47,6 +65,22 @@
 // replica leads (promotion writes a generation before it names a leader);
 // epoch is the election revision of the control plane that wrote it.
 //
+// # Migration
+//
+// A broker that ran alone keeps its catalogs in files (engine.FileCatalog's
+// <data>/catalog.json, cache.FileCatalog's <data>/caches/catalog.json).
+// Joining a cluster, it (package broker) reads them, calls Migrate, and
+// only once Migrate returns nil renames each file to catalog.json.migrated.
+// Migrate writes each entry only where its name is absent, keeping its
+// config and Created; an entry already there with the same config counts
+// as present. So a crash between the two steps, or during Migrate, is
+// answered by migrating again at the next start: what was written is
+// found present, the rest is written. An entry there with another config
+// is never overwritten (ErrConflict names it) and the files stay where
+// they are for an operator to settle. Migrate does not wait for
+// placement: the control plane places the entries as any others, and the
+// engine opens the shards Holds says are its own.
+//
 // # Invariants
 //
 //   - Every write of the control plane carries its epoch guard in the same
@@ -74,12 +108,17 @@
 //     and waits for all of them before it steps their outcomes. Close
 //     cancels, waits for both, and revokes the term's lease.
 //   - View: one goroutine reading and watching. Its state is guarded by
-//     View.mu (read-locked by Local, Entry, Status, Changed; write-locked
-//     by that goroutine for each batch of changes). Leader takes no lock:
-//     after each batch the goroutine publishes an immutable index of the
-//     answers (an atomic pointer), rebuilding only the objects the batch
-//     touched, or all of them when a registration changed.
-//   - Catalog starts no goroutine; a create's wait watches on the caller's.
+//     View.mu (read-locked by Local, Entry, Status, Changed, PeerAddr,
+//     AwaitObject's checks and the store-backed catalogs' reads;
+//     write-locked by that goroutine for each batch of changes). Leader,
+//     Holds and LeaderBroker take no lock and allocate nothing: after each
+//     batch the goroutine publishes an immutable index of the answers (an
+//     atomic pointer), under the same write lock as the state it indexes,
+//     rebuilding only the objects whose assignments or catalog entry the
+//     batch touched, or all of them when a registration changed.
+//   - Catalog, StreamCatalog and CacheCatalog start no goroutine; a
+//     create's wait watches on the caller's, and a wait on the View reads
+//     it on the caller's, woken by Changed.
 //   - Lease watchdogs and waits run on the Clock's timers, which call back
 //     without any of this package's locks held. Lock order: View.mu, then
 //     the store's (the store never calls back into this package).

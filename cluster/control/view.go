@@ -42,9 +42,12 @@ func (c *ViewConfig) defaults() {
 // View is a broker's view of the cluster: the registered brokers, the
 // catalog and every shard's assignment, read once and then followed by a
 // watch (read again when the watch falls behind a compaction or fails).
-// It is the broker's engine.Ownership (Leader), tells it which shards to
-// open (Local, Changed), says when it has seen the state once (Ready) and
-// reports it all (Status). Its methods are safe for concurrent use.
+// It is the broker's engine.Ownership (Leader) and engine.Placement
+// (Holds), tells the routing who leads a shard (LeaderBroker) and the peer
+// transport where a broker listens (PeerAddr), tells it which shards to
+// open (Local, Changed), waits for an object (AwaitObject), says when it
+// has seen the state once (Ready) and reports it all (Status). Its methods
+// are safe for concurrent use.
 type View struct {
 	cfg    ViewConfig
 	cancel context.CancelFunc
