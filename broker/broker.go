@@ -145,7 +145,6 @@ func (b *Broker) openServer() error {
 	if err != nil {
 		return err
 	}
-	b.node.servePeers(srv)
 	if err := srv.Start(); err != nil {
 		return err
 	}

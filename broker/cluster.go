@@ -14,6 +14,7 @@ import (
 	"github.com/felixbroker/felix/cluster/control"
 	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/cluster/store"
+	"github.com/felixbroker/felix/netio/wire"
 )
 
 // node is a broker's part in the cluster: the store, its View of the
@@ -25,7 +26,8 @@ import (
 type node struct {
 	cfg    ClusterConfig
 	logger *slog.Logger
-	diskID string // registered, and the View's Local
+	diskID string      // registered, and the View's Local
+	limits wire.Limits // the client protocol's, in force: what forwarded frames hold
 
 	store    store.Store
 	embedded *store.Embedded // set when this process runs the member
@@ -33,6 +35,9 @@ type node struct {
 
 	view       *control.View
 	catalog    *control.Catalog
+	streams    *control.StreamCatalog // the engine's catalog
+	caches     *control.CacheCatalog  // the cache store's
+	migrated   bool                   // the data directory's catalogs were migrated at this start
 	peers      *peer.TCP
 	reg        *control.Registration
 	registered atomic.Bool // from Register until leave (read by /readyz)
@@ -41,11 +46,11 @@ type node struct {
 }
 
 // openNode starts what the engine needs from the cluster: the store, the
-// View (read once), the catalog. diskID is the data directory's; "" (a
-// memory file system, no data directory) draws one for this broker's
-// life.
-func openNode(cc ClusterConfig, logger *slog.Logger, diskID string) (*node, error) {
-	n := &node{cfg: cc, logger: logger.With("broker_id", cc.BrokerID), diskID: diskID}
+// View (read once), the peer transport (answering peers overloaded until
+// the client server serves them), the catalogs in the store. diskID is the data directory's; "" (a memory file system,
+// no data directory) draws one for this broker's life.
+func openNode(cc ClusterConfig, logger *slog.Logger, diskID string, limits wire.Limits) (*node, error) {
+	n := &node{cfg: cc, logger: logger.With("broker_id", cc.BrokerID), diskID: diskID, limits: limits.Effective()}
 	if n.diskID == "" {
 		var err error
 		if n.diskID, err = drawDiskID(); err != nil {
@@ -59,6 +64,8 @@ func openNode(cc ClusterConfig, logger *slog.Logger, diskID string) (*node, erro
 		}
 	}
 	n.catalog = control.NewCatalog(control.CatalogConfig{Store: n.store, PlaceWait: cc.PlaceWait})
+	n.streams = control.NewStreamCatalog(n.catalog, n.view, cc.PlaceWait)
+	n.caches = control.NewCacheCatalog(n.catalog, n.view, cc.PlaceWait)
 	return n, nil
 }
 
@@ -101,10 +108,15 @@ func (n *node) replica() cluster.Replica {
 	return cluster.Replica{Broker: n.cfg.BrokerID, DiskID: n.diskID}
 }
 
+// forwardSlackBytes is what a forwarded request adds to the client's
+// frame (the FORWARD header and the credential), with room to spare.
+const forwardSlackBytes = 1 << 20
+
 // openPeers binds the peer listener. It answers peers overloaded until
 // the client server is its handler (serveFrom).
 func (n *node) openPeers() error {
-	t, err := peer.Listen(peer.Config{ID: n.cfg.BrokerID, Addr: n.cfg.PeerAddr, Resolve: n.view.PeerAddr, Logger: n.logger})
+	t, err := peer.Listen(peer.Config{ID: n.cfg.BrokerID, Addr: n.cfg.PeerAddr, Resolve: n.view.PeerAddr,
+		FrameBytesMax: max(peer.DefaultFrameBytesMax, n.limits.FrameBytesMax+forwardSlackBytes), Logger: n.logger})
 	if err != nil {
 		return fmt.Errorf("felix/broker: peer listener on %s: %w", n.cfg.PeerAddr, err)
 	}
@@ -133,6 +145,9 @@ func (n *node) join(clientAddr string, reconcile []func() error) error {
 		LeaseTTL: n.cfg.ControlLeaseTTL, Logger: n.logger})
 	if err != nil {
 		return err
+	}
+	if n.migrated {
+		n.awaitPlacement()
 	}
 	n.loop = startReconciler(n.view, reconcile, n.cfg.ReconcileBackoff, n.cfg.ReconcileBackoffMax, n.logger)
 	n.logger.Info("joined the cluster", "client_addr", b.ClientAddr, "peer_addr", b.PeerAddr, "rack", b.Rack, "disk_id", b.DiskID)

@@ -75,3 +75,22 @@ func stop(t *testing.T, b *Broker) {
 		t.Fatal(err)
 	}
 }
+
+// waitRound waits until cond holds of b, looking again after each of its
+// reconcile rounds, for at most clusterWait.
+func waitRound(t *testing.T, b *Broker, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(clusterWait)
+	defer deadline.Stop()
+	for {
+		ended := b.node.loop.roundEnded()
+		if cond() {
+			return
+		}
+		select {
+		case <-ended:
+		case <-deadline.C:
+			t.Fatalf("%s: not within %v", what, clusterWait)
+		}
+	}
+}

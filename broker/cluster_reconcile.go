@@ -23,26 +23,31 @@ type reconciler struct {
 	quit, done chan struct{}
 
 	mu      sync.Mutex
-	ok      bool  // a round has succeeded
-	lastErr error // the last round's error, nil after a success
-	rounds  int
+	ok      bool          // a round has succeeded
+	lastErr error         // the last round's error, nil after a success
+	ended   chan struct{} // closed and replaced at the end of each round
 }
 
-// startReconciler runs the loop on its own goroutine until stop.
+// startReconciler runs the first round on the caller's goroutine (so a
+// Start that returns has opened what it holds, unless that failed), then
+// the loop on its own until stop.
 func startReconciler(v *control.View, steps []func() error, base, max time.Duration, logger *slog.Logger) *reconciler {
 	r := &reconciler{view: v, steps: steps, base: base, max: max, logger: logger,
-		quit: make(chan struct{}), done: make(chan struct{})}
-	go r.run()
+		quit: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{})}
+	changed := v.Changed()
+	err := r.round()
+	go r.run(changed, err)
 	return r
 }
 
-func (r *reconciler) run() {
+// run loops on from the first round, which ended with err; changed was
+// taken before it.
+func (r *reconciler) run(changed <-chan struct{}, err error) {
 	defer close(r.done)
 	wait := r.base
 	for {
-		changed := r.view.Changed() // before the round: a change during it runs another
 		var retry *time.Timer
-		if err := r.round(); err != nil {
+		if err != nil {
 			r.logger.Warn("reconciling the shards with the cluster view failed; retrying", "err", err, "retry_in", wait)
 			retry = time.NewTimer(wait)
 			wait = min(2*wait, r.max)
@@ -56,6 +61,8 @@ func (r *reconciler) run() {
 		if quit {
 			return
 		}
+		changed = r.view.Changed() // before the round: a change during it runs another
+		err = r.round()
 	}
 }
 
@@ -86,10 +93,19 @@ func (r *reconciler) round() error {
 	err := errors.Join(errs...)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rounds++
 	r.lastErr = err
 	r.ok = r.ok || err == nil
+	close(r.ended)
+	r.ended = make(chan struct{})
 	return err
+}
+
+// roundEnded returns a channel closed when the next round ends: take it,
+// look, and wait on it, and no round is missed (as View.Changed).
+func (r *reconciler) roundEnded() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ended
 }
 
 // stop ends the loop and waits for a round in progress.

@@ -21,10 +21,13 @@ func (b *Broker) openCluster() error {
 	if err != nil {
 		return err
 	}
-	if b.node, err = openNode(cc, b.cfg.logger(), b.diskID); err != nil {
+	if b.node, err = openNode(cc, b.cfg.logger(), b.diskID, b.cfg.Net.Limits); err != nil {
 		return err
 	}
 	b.diskID = b.node.diskID
+	if b.node.migrated, err = b.node.migrate(b.fs, b.cfg.DataDir); err != nil {
+		return err
+	}
 	if b.cfg.Net.BrokerID == "" {
 		b.cfg.Net.BrokerID = cc.BrokerID
 	}
@@ -50,13 +53,14 @@ func (b *Broker) notReady() func() string {
 	return b.node.notReady
 }
 
-// engineOptions makes the View the engine's one ownership source and its
-// placement: it opens only the shards placed on this broker.
+// engineOptions gives the engine its catalog in the store, the View as its
+// one ownership source and its placement (it opens only the shards placed
+// on this broker).
 func (n *node) engineOptions(o *engine.Options) {
 	if n == nil {
 		return
 	}
-	o.Owner, o.Placement = n.view, n.view
+	o.Catalog, o.Owner, o.Placement = n.streams, n.view, n.view
 }
 
 // cacheOptions is engineOptions for the caches.
@@ -64,19 +68,16 @@ func (n *node) cacheOptions(co *cache.Options) {
 	if n == nil {
 		return
 	}
-	co.Owner, co.Placement = n.view, n.view
+	co.Catalog, co.Owner, co.Placement = n.caches, n.view, n.view
 }
 
-// serverConfig sets what the client server needs from the cluster.
+// serverConfig gives the client server the View, for its redirects.
 func (n *node) serverConfig(nc *netio.Config) {
 	if n == nil {
 		return
 	}
 	nc.Owner = n.view
 }
-
-// servePeers makes the client server the handler of peers' requests.
-func (n *node) servePeers(*netio.Server) {}
 
 // View is the broker's view of the cluster, nil without Config.Cluster.
 func (b *Broker) View() *control.View {
