@@ -143,7 +143,7 @@ func (c *conn) bindPrincipal(p Principal) *wire.Error {
 	if !ok {
 		return nil
 	}
-	if q := c.s.cfg.Quotas; q != nil {
+	if q := c.s.cfg.Quotas; q != nil && !c.relayed { // a relay's client is counted at its ingress
 		release, err := q.Connect(id.Tenant())
 		if err != nil {
 			return c.s.quotaRefusal(err)

@@ -26,6 +26,10 @@ type conn struct {
 	jsonPubs   atomic.Uint64
 	binaryPubs atomic.Uint64
 
+	// relayed: the connection serves requests other brokers forward
+	// (relay.go), never a client's own; set before its HELLO.
+	relayed bool
+
 	// loop
 	refusing  bool // a fatal error was answered: ignore everything until the close
 	principal Principal
@@ -144,7 +148,8 @@ func brokerOnly(t wire.Type) bool {
 		wire.TypeStreamInfo, wire.TypeStreamListResult,
 		wire.TypeCacheValue, wire.TypeCacheWritten, wire.TypeWatchStarted, wire.TypeCacheWatchEvent,
 		wire.TypeWatchEnded, wire.TypeCounterValue, wire.TypeGroupRecords, wire.TypeGroupResult,
-		wire.TypeGroupInfo, wire.TypeGroupListResult, wire.TypeGroupDeadLettersResult, wire.TypeGroupRedriveResult:
+		wire.TypeGroupInfo, wire.TypeGroupListResult, wire.TypeGroupDeadLettersResult, wire.TypeGroupRedriveResult,
+		wire.TypeForward:
 		return true
 	}
 	return false

@@ -66,7 +66,9 @@ func (c *conn) refuseHello(requestID uint64, e *wire.Error) {
 // sweep is the timer: OnTick calls it with the time, and tests call it with
 // a fake one. It moves the coarse clock connections stamp their activity
 // with, closes every connection past its handshake, frame or idle
-// deadline, and drops the kept buffers of outboxes idle since the last.
+// deadline, and drops the kept buffers of outboxes idle since the last;
+// and it closes the relay connections whose token expired or that sat
+// idle (sweepRelays).
 func (s *Server) sweep(now time.Time) {
 	ns := now.UnixNano()
 	s.clock.Store(ns)
@@ -74,6 +76,7 @@ func (s *Server) sweep(now time.Time) {
 		c.checkTimers(ns)
 		c.out.trimIdle()
 	}
+	s.sweepRelays(ns)
 }
 
 // checkTimers closes the connection with handshake_timeout, frame_timeout

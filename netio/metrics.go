@@ -57,6 +57,18 @@ type Metrics struct {
 	// (their budgets' use, summed).
 	OutboundBuffered atomic.Int64
 
+	// RelayConnsOpened and RelayConnsActive count the relay connections
+	// (relay.go: the connections forwarded requests are served on, one
+	// per peer broker and credential); they are not among the
+	// connections above. RelayRequests counts the forwarded requests
+	// served on them; RelayRefused those refused before any was (not a
+	// FORWARD, a frame type not forwarded, a credential refused at the
+	// relay's HELLO, no room).
+	RelayConnsOpened atomic.Uint64
+	RelayConnsActive atomic.Int64
+	RelayRequests    atomic.Uint64
+	RelayRefused     atomic.Uint64
+
 	// ObserveAck, when set before the server starts, is told how long each
 	// acknowledged publish request took from its decoding to its answer
 	// being queued for the socket: the broker's share of ack latency, for

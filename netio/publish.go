@@ -21,7 +21,11 @@ const eventFrameOverheadMax = wire.HeaderSize + 24 + 1 + 8 + 2 + 3 + 5
 // the shard's write buffer before it returns, so the frame can be
 // discarded), and answer when the engine says the records are durable as
 // the stream requires. The shards' committers are woken once per socket
-// read, when traffic has handled every frame of it (c.wakes). Loop only.
+// read, when traffic has handled every frame of it (c.wakes). The parts
+// for shards another broker leads go to the engine's Forwarder with the
+// connection's credential (Stream.PublishFrom), and are acknowledged in
+// the same PUBLISH_ACK when their leaders answer; a relayed publish (one
+// another broker forwarded here) is never forwarded again. Loop only.
 func (c *conn) publish(f wire.Frame) {
 	p := &c.pub
 	if err := p.Decode(f, c.s.cfg.Limits); err != nil {
@@ -43,6 +47,12 @@ func (c *conn) publish(f wire.Frame) {
 		c.publishFailed(f.RequestID, toWire(err))
 		return
 	}
+	if c.relayed {
+		if err := leadsEvery(c.s.cfg.Engine.Owner(), st, recs); err != nil {
+			c.publishFailed(f.RequestID, toWire(err))
+			return
+		}
+	}
 	if e := c.admitPublish(st.ID().Tenant, recs); e != nil {
 		c.publishFailed(f.RequestID, e)
 		return
@@ -60,7 +70,7 @@ func (c *conn) publish(f wire.Frame) {
 	if c.s.cfg.Metrics.ObserveAck != nil {
 		w.began = time.Now()
 	}
-	if err := st.PublishDeferWake(recs, w, &c.wakes); err != nil {
+	if err := st.PublishFrom(recs, w, &c.wakes, c.credential()); err != nil {
 		w.release()
 		c.publishFailed(f.RequestID, toWire(err))
 	}

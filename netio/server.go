@@ -43,6 +43,7 @@ type Server struct {
 	cfg     Config
 	handler *handler
 	caches  *cacheFrontend // cache.go; nil without Config.Caches
+	relays  relaySet       // relay connections: forwarded requests (relay.go)
 
 	mu      sync.Mutex // guards conns, started
 	conns   map[*conn]struct{}
@@ -150,10 +151,11 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) Metrics() *Metrics { return s.cfg.Metrics }
 
 // Stop shuts the server down gracefully: it refuses new connections and
-// requests (shutting_down), ends every subscription with
-// SUBSCRIPTION_ENDED shutting_down, waits for the publishes in flight to
-// be answered and every answer written, then closes the connections and
-// stops the loops. When ctx ends first it stops at once and returns ctx's
+// requests (shutting_down), forwarded ones included, ends every
+// subscription with SUBSCRIPTION_ENDED shutting_down, waits for the
+// publishes in flight (forwarded or relayed too) to be answered and every
+// answer written, then closes the relay connections and the client
+// connections and stops the loops. When ctx ends first it stops at once and returns ctx's
 // error. The engine stays open: its owner closes it after.
 func (s *Server) Stop(ctx context.Context) error {
 	select {
@@ -175,17 +177,24 @@ func (s *Server) Stop(ctx context.Context) error {
 	if err == nil {
 		err = s.waitFlushed(ctx)
 	}
+	if rerr := s.stopRelays(ctx); err == nil {
+		err = rerr
+	}
 	s.shutdownLoops()
 	return err
 }
 
 // waitFlushed waits until every connection's answers have reached its
-// socket.
+// socket (a relay connection's, its peer).
 func (s *Server) waitFlushed(ctx context.Context) error {
 	poll := drainPollFirst
 	for {
 		pending := false
-		for _, c := range s.connections() {
+		conns := s.connections()
+		for _, rc := range s.relays.all() {
+			conns = append(conns, rc.c)
+		}
+		for _, c := range conns {
 			if !c.out.flushed() {
 				pending = true
 				c.out.probe()
