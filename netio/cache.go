@@ -94,8 +94,8 @@ func cacheResource(id cache.ID) Resource {
 
 // cacheGet handles CACHE_GET. A get runs on the loop when no write of its
 // shard is in flight (then it cannot wait; see shardGate), and on a worker
-// otherwise. A shard this broker does not lead is not_leader, never a
-// miss. Loop only.
+// otherwise. A shard another broker leads is forwarded to it (Config.
+// Forwarder), or else not_leader: never a miss. Loop only.
 func (c *conn) cacheGet(f wire.Frame) { c.cacheGetOnce(f, true) }
 
 // cacheGetOnce is cacheGet; mayRedo allows one more try when the cache
@@ -108,6 +108,9 @@ func (c *conn) cacheGetOnce(f wire.Frame, mayRedo bool) {
 	}
 	h, shard, err := c.cacheKey(m.Cache, m.Key, ActionCacheRead)
 	if err == nil {
+		if c.forwarded(f, h, shard) {
+			return
+		}
 		err = c.s.caches.leads(h, shard)
 	}
 	if err != nil {
@@ -170,6 +173,9 @@ func (c *conn) cachePutOnce(f wire.Frame, mayRedo bool) {
 		c.answer(f.RequestID, werr)
 		return
 	}
+	if c.forwarded(f, h, shard) {
+		return
+	}
 	w, ok := c.beginWrite(f.RequestID, h, shard)
 	if !ok {
 		return
@@ -198,6 +204,9 @@ func (c *conn) cacheDeleteOnce(f wire.Frame, mayRedo bool) {
 	h, shard, err := c.cacheKey(m.Cache, m.Key, ActionCacheWrite)
 	if err != nil {
 		c.answer(f.RequestID, cacheToWire(err))
+		return
+	}
+	if c.forwarded(f, h, shard) {
 		return
 	}
 	w, ok := c.beginWrite(f.RequestID, h, shard)

@@ -80,6 +80,14 @@ type Config struct {
 	TLSConfig *tls.Config
 	// Metrics, when set, counts connections, requests and bytes.
 	Metrics *Metrics
+	// Forwarder, when set, forwards the cache and counter requests for a
+	// shard another broker leads (Owner says which) to that broker, and
+	// answers with its answer; nil answers them not_leader. A publish's
+	// parts are forwarded by the engine's own Forwarder
+	// (engine.Options.Forward), normally the same one. Subscribes, watches
+	// and group polls are never forwarded: they are redirected (see
+	// "Forwarding" in the package doc).
+	Forwarder *Forwarder
 
 	// Optional components. Each one set turns on its frames and feature
 	// bits; nil leaves them refused as not negotiated.

@@ -16,23 +16,28 @@ func init() {
 
 // counterAdd handles COUNTER_ADD: the answer is the sum including the add,
 // once the add is acknowledged. At least once: a client that resends an
-// add whose answer it lost counts it twice. Loop only.
+// add whose answer it lost counts it twice. A shard another broker leads
+// is forwarded to it. Loop only.
 func (c *conn) counterAdd(f wire.Frame) {
 	var m wire.CounterAdd
 	if err := m.Decode(f, c.s.cfg.Limits); err != nil {
 		c.answer(f.RequestID, toWire(err))
 		return
 	}
-	h, _, werr := c.storingKey(m.Cache, m.Key, ActionCounter)
+	h, shard, werr := c.storingKey(m.Cache, m.Key, ActionCounter)
 	if werr != nil {
 		c.answer(f.RequestID, werr)
+		return
+	}
+	if c.forwarded(f, h, shard) {
 		return
 	}
 	c.offloadJob(f.RequestID, jobCounterAdd, h, m.Key, m.Delta)
 }
 
-// counterGet handles COUNTER_GET; a shard this broker does not lead is
-// not_leader, never a counter that does not exist. Loop only.
+// counterGet handles COUNTER_GET; a shard another broker leads is
+// forwarded to it, or else not_leader: never a counter that does not
+// exist. Loop only.
 func (c *conn) counterGet(f wire.Frame) {
 	var m wire.CounterGet
 	if err := m.Decode(f, c.s.cfg.Limits); err != nil {
@@ -41,6 +46,9 @@ func (c *conn) counterGet(f wire.Frame) {
 	}
 	h, shard, err := c.cacheKey(m.Cache, m.Key, ActionCounter)
 	if err == nil {
+		if c.forwarded(f, h, shard) {
+			return
+		}
 		err = c.s.caches.leads(h, shard)
 	}
 	if err != nil {
