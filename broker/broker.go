@@ -145,6 +145,7 @@ func (b *Broker) openServer() error {
 	if err != nil {
 		return err
 	}
+	b.node.servePeers(srv)
 	if err := srv.Start(); err != nil {
 		return err
 	}

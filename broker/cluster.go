@@ -14,6 +14,7 @@ import (
 	"github.com/felixbroker/felix/cluster/control"
 	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/cluster/store"
+	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/netio/wire"
 )
 
@@ -39,6 +40,7 @@ type node struct {
 	caches     *control.CacheCatalog  // the cache store's
 	migrated   bool                   // the data directory's catalogs were migrated at this start
 	peers      *peer.TCP
+	forwarder  *netio.Forwarder
 	reg        *control.Registration
 	registered atomic.Bool // from Register until leave (read by /readyz)
 	controller *control.Controller
@@ -47,7 +49,8 @@ type node struct {
 
 // openNode starts what the engine needs from the cluster: the store, the
 // View (read once), the peer transport (answering peers overloaded until
-// the client server serves them), the catalogs in the store. diskID is the data directory's; "" (a memory file system,
+// the client server serves them) and the forwarder over it, the catalogs
+// in the store. diskID is the data directory's; "" (a memory file system,
 // no data directory) draws one for this broker's life.
 func openNode(cc ClusterConfig, logger *slog.Logger, diskID string, limits wire.Limits) (*node, error) {
 	n := &node{cfg: cc, logger: logger.With("broker_id", cc.BrokerID), diskID: diskID, limits: limits.Effective()}
@@ -57,7 +60,7 @@ func openNode(cc ClusterConfig, logger *slog.Logger, diskID string, limits wire.
 			return nil, err
 		}
 	}
-	for _, step := range []func() error{n.openStore, n.startView, n.openPeers} {
+	for _, step := range []func() error{n.openStore, n.startView, n.openPeers, n.openForwarder} {
 		if err := step(); err != nil {
 			n.close()
 			return nil, err
@@ -121,6 +124,17 @@ func (n *node) openPeers() error {
 		return fmt.Errorf("felix/broker: peer listener on %s: %w", n.cfg.PeerAddr, err)
 	}
 	n.peers = t
+	return nil
+}
+
+// openForwarder makes the forwarder of what another broker leads: over
+// the peer transport, to the leader the View names.
+func (n *node) openForwarder() error {
+	f, err := netio.NewForwarder(netio.ForwarderConfig{Peers: n.peers, Router: n.view, Limits: n.limits})
+	if err != nil {
+		return err
+	}
+	n.forwarder = f
 	return nil
 }
 

@@ -55,15 +55,17 @@ func (b *Broker) notReady() func() string {
 
 // engineOptions gives the engine its catalog in the store, the View as its
 // one ownership source and its placement (it opens only the shards placed
-// on this broker).
+// on this broker), and the forwarder of the publishes' parts another
+// broker leads.
 func (n *node) engineOptions(o *engine.Options) {
 	if n == nil {
 		return
 	}
-	o.Catalog, o.Owner, o.Placement = n.streams, n.view, n.view
+	o.Catalog, o.Owner, o.Placement, o.Forward = n.streams, n.view, n.view, n.forwarder
 }
 
-// cacheOptions is engineOptions for the caches.
+// cacheOptions is engineOptions for the caches (whose writes for another
+// broker's shards the client server forwards).
 func (n *node) cacheOptions(co *cache.Options) {
 	if n == nil {
 		return
@@ -71,12 +73,21 @@ func (n *node) cacheOptions(co *cache.Options) {
 	co.Catalog, co.Owner, co.Placement = n.caches, n.view, n.view
 }
 
-// serverConfig gives the client server the View, for its redirects.
+// serverConfig gives the client server the View, for its redirects, and
+// the forwarder, for the cache and counter requests another broker leads.
 func (n *node) serverConfig(nc *netio.Config) {
 	if n == nil {
 		return
 	}
-	nc.Owner = n.view
+	nc.Owner, nc.Forwarder = n.view, n.forwarder
+}
+
+// servePeers makes the client server the handler of peers' requests: the
+// leader's side of what other brokers forward.
+func (n *node) servePeers(srv *netio.Server) {
+	if n != nil {
+		n.peers.Handle(srv)
+	}
 }
 
 // View is the broker's view of the cluster, nil without Config.Cluster.
