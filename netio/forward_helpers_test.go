@@ -85,7 +85,7 @@ type member struct {
 // memberOptions tune a member before it starts.
 type memberOptions struct {
 	timeout time.Duration // the Forwarder's; default 5 s
-	tune    func(*Config)
+	tune    func(*member, *Config)
 }
 
 // cluster is the network and its members.
@@ -143,7 +143,7 @@ func (c *cluster) start(id string, r *routes, o memberOptions) *member {
 	cfg := Config{Addr: "127.0.0.1:0", Engine: m.e, Owner: r, Caches: m.store, Forwarder: m.fwd,
 		Multicore: true, EventLoops: 2, BrokerID: id, Now: m.clock.Now}
 	if o.tune != nil {
-		o.tune(&cfg)
+		o.tune(m, &cfg)
 	}
 	if m.s, err = NewServer(cfg); err != nil {
 		t.Fatal(err)
