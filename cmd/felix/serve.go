@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/broker"
+	"github.com/felixbroker/felix/cluster/store"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/group"
 	"github.com/felixbroker/felix/engine/shardlog"
@@ -37,7 +38,15 @@ type serveCmd struct {
 	MaxConnections    *string `name:"max-connections" help:"Open client connections at most, auth on or off; more are refused with overloaded (default 4096)."`
 	MaxInboundBytes   *string `name:"max-inbound-bytes" help:"Bytes the unfinished frames of all connections may hold together; past it connections are shed with overloaded (default 256 MiB)."`
 	EventLoops        *string `name:"event-loops" help:"Network event loops (default 0: one per processor but one, at least one)."`
-	BrokerID          *string `name:"broker-id" help:"This broker's id (default: the host name)."`
+	BrokerID          *string `name:"broker-id" help:"This broker's id, unique in its cluster (default felix-1 for a cluster of one; required with --etcd-endpoints, and one of --cluster's names)."`
+	Rack              *string `name:"rack" help:"This broker's failure domain: replicas are placed on distinct racks (default none)."`
+	PeerAddr          *string `name:"peer-addr" help:"Address other brokers connect to (default --addr's host, loopback for a wildcard, and its port + 2: 127.0.0.1:7119)." placeholder:"HOST:PORT"`
+	AdvertiseAddr     *string `name:"advertise-addr" help:"Client address given to other brokers and clients (default the bound --addr)." placeholder:"HOST:PORT"`
+	AdvertisePeerAddr *string `name:"advertise-peer-addr" help:"Peer address other brokers dial (default the bound --peer-addr)." placeholder:"HOST:PORT"`
+	Cluster           *string `name:"cluster" help:"Brokers of a cluster on embedded etcd members, name=host:port,... (each member's etcd peer address; this broker's --broker-id among the names). Default: a cluster of one." placeholder:"NAME=HOST:PORT,..."`
+	EtcdClientAddr    *string `name:"etcd-client-addr" help:"Where the embedded etcd member serves etcd clients (default 127.0.0.1:0)." placeholder:"HOST:PORT"`
+	EtcdEndpoints     *string `name:"etcd-endpoints" help:"An external etcd's client URLs, comma-separated, in place of an embedded member." placeholder:"URL[,URL]"`
+	EtcdPrefix        *string `name:"etcd-prefix" help:"Prefix of every key in the external etcd (several clusters on one)."`
 	LogFormat         *string `help:"auto (text on a terminal, JSON otherwise), text, json."`
 	LogLevel          *string `help:"debug, info, warn, error."`
 	AuthKeys          *string `name:"auth-keys" help:"Files of trusted token public keys (felix token keygen), comma-separated; several keys let keys rotate (default none: auth off)." placeholder:"FILE[,FILE]"`
@@ -60,7 +69,9 @@ func (c *serveCmd) flags() map[string]string {
 		"segment-bytes": c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
 		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "event-loops": c.EventLoops,
 		"frame-timeout": c.FrameTimeout, "max-connections": c.MaxConnections, "max-inbound-bytes": c.MaxInboundBytes,
-		"broker-id":  c.BrokerID,
+		"broker-id": c.BrokerID, "rack": c.Rack, "peer-addr": c.PeerAddr,
+		"advertise-addr": c.AdvertiseAddr, "advertise-peer-addr": c.AdvertisePeerAddr, "cluster": c.Cluster,
+		"etcd-client-addr": c.EtcdClientAddr, "etcd-endpoints": c.EtcdEndpoints, "etcd-prefix": c.EtcdPrefix,
 		"log-format": c.LogFormat, "log-level": c.LogLevel,
 		"auth-keys": c.AuthKeys, "tls-addr": c.TLSAddr, "tls-cert": c.TLSCert, "tls-key": c.TLSKey,
 		"quota-publish-bytes-per-sec": c.QuotaPublishRate, "quota-connections": c.QuotaConnections,
@@ -119,6 +130,7 @@ type serveConfig struct {
 	maxFrameBytes, eventLoops          int
 	handshakeTimeout, idleTimeout      time.Duration
 	netLimits                          netLimits
+	cluster                            clusterSettings
 	security                           securityConfig
 	logger                             *slog.Logger
 }
@@ -131,11 +143,12 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 			errs = append(errs, fmt.Errorf("--%s: %w", key, err))
 		}
 	}
-	c.addr, c.adminAddr, c.dataDir, c.brokerID = st.get("addr"), st.get("admin-addr"), st.get("data"), st.get("broker-id")
-	if c.brokerID == "" {
-		c.brokerID, _ = os.Hostname()
-	}
+	c.addr, c.adminAddr, c.dataDir = st.get("addr"), st.get("admin-addr"), st.get("data")
 	var err error
+	c.cluster, c.brokerID, err = parseCluster(st, st.get("broker-id"), c.addr)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	c.fsync, err = shardlog.ParseFsyncMode(st.get("fsync"))
 	check("fsync", err)
 	c.retention.MaxAge, err = time.ParseDuration(orZero(st.get("retention-max-age")))
@@ -184,10 +197,22 @@ func orZero(s string) string {
 }
 
 // served is a broker felix serve started, with what SIGHUP reloads (the
-// trusted keys, the TLS certificate).
+// trusted keys, the TLS certificate) and the in-memory store of a cluster
+// of one without a data directory.
 type served struct {
 	*broker.Broker
-	reloads []reloader
+	reloads  []reloader
+	memStore *store.Memory
+}
+
+// Stop stops the broker, then closes the store it ran on if served made
+// it.
+func (s *served) Stop(ctx context.Context) error {
+	err := s.Broker.Stop(ctx)
+	if s.memStore != nil {
+		s.memStore.Close()
+	}
+	return err
 }
 
 // runBroker starts a broker, prints where it listens, serves until ctx is
@@ -206,6 +231,9 @@ func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
 	if a := b.AdminAddr(); a != "" {
 		fmt.Fprintf(out, "admin on http://%s (/metrics, /healthz, /readyz)\n", a)
 	}
+	if a := b.PeerAddr(); a != nil {
+		fmt.Fprintf(out, "cluster: broker %s, peers on %s, store: %s\n", cfg.brokerID, a, cfg.cluster.describe(cfg.dataDir))
+	}
 	watchReloads(ctx, b.reloads)
 	<-ctx.Done()
 	cfg.logger.Info("stopping")
@@ -217,13 +245,20 @@ func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
 // startBroker starts the broker cfg describes.
 func startBroker(cfg serveConfig) (*served, error) {
 	b := &served{}
-	var err error
-	b.Broker, err = broker.Start(brokerConfig(cfg, func(nc *netio.Config, e *engine.Engine) error {
+	bc := brokerConfig(cfg, func(nc *netio.Config, e *engine.Engine) error {
 		reloads, err := cfg.security.configure(nc, e, cfg.logger)
 		b.reloads = reloads
 		return err
-	}))
-	if err != nil {
+	})
+	if cfg.cluster.needsMemoryStore(cfg.dataDir) {
+		b.memStore = store.NewMemory(store.MemoryConfig{})
+		bc.Cluster.Store = b.memStore
+	}
+	var err error
+	if b.Broker, err = broker.Start(bc); err != nil {
+		if b.memStore != nil {
+			b.memStore.Close()
+		}
 		return nil, err
 	}
 	return b, nil
@@ -241,7 +276,11 @@ func brokerConfig(cfg serveConfig, secure func(*netio.Config, *engine.Engine) er
 			HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,
 			EventLoops: cfg.eventLoops,
 		},
-		Secure: secure,
+		Secure:  secure,
+		Cluster: clusterConfig(cfg),
+	}
+	if cfg.cluster.advertiseAddr != "" {
+		bc.Net.AdvertiseAddr = cfg.cluster.advertiseAddr
 	}
 	cfg.netLimits.configure(&bc.Net)
 	return bc

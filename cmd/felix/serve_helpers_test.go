@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"sync"
 	"testing"
 )
 
@@ -34,4 +36,23 @@ func startServed(t *testing.T, cfg serveConfig) *served {
 		}
 	})
 	return b
+}
+
+// lockedBuffer is a log a test reads while the broker's goroutines (the
+// cluster's, in the background) write to it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

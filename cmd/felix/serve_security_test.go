@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -12,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io"
 	"log/slog"
 	"math/big"
 	"net"
@@ -83,8 +83,10 @@ func TestATLSAddressWithoutACertificateIsRefused(t *testing.T) {
 	}
 }
 
-// startSecured starts a broker from settings, logging to log.
-func startSecured(t *testing.T, flags map[string]string, log *bytes.Buffer) *served {
+// startSecured starts a broker from settings, logging to log (which the
+// broker's goroutines write to while it runs: a test that reads it passes
+// a lockedBuffer).
+func startSecured(t *testing.T, flags map[string]string, log io.Writer) *served {
 	t.Helper()
 	flags["addr"], flags["admin-addr"], flags["data"] = "127.0.0.1:0", "", ""
 	cfg := configOf(t, flags)
@@ -99,7 +101,7 @@ func startSecured(t *testing.T, flags map[string]string, log *bytes.Buffer) *ser
 
 // With no keys a broker serves everyone and says so loudly.
 func TestServeWithoutKeysWarnsThatAuthIsOff(t *testing.T) {
-	var log bytes.Buffer
+	var log lockedBuffer
 	startSecured(t, map[string]string{}, &log)
 	if !strings.Contains(log.String(), "level=WARN msg=\"AUTH IS OFF") {
 		t.Fatalf("no warning that auth is off in:\n%s", log.String())
@@ -113,7 +115,7 @@ func TestServeWithAuthKeysAndTLS(t *testing.T) {
 	oldKey, oldPub := writeKeyPair(t, dir, "old")
 	newKey, newPub := writeKeyPair(t, dir, "new")
 	certFile, keyFile, pool := writeCert(t, dir)
-	var log bytes.Buffer
+	var log lockedBuffer
 	b := startSecured(t, map[string]string{"auth-keys": oldPub + "," + newPub, "tls-addr": "127.0.0.1:0",
 		"tls-cert": certFile, "tls-key": keyFile}, &log)
 	if strings.Contains(log.String(), "AUTH IS OFF") {
