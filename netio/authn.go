@@ -56,7 +56,7 @@ func PermissionFor(a Action) (auth.Action, bool) {
 // which tenant it speaks for (connection quotas count against it), when it
 // stops being valid (the connection is closed then) and the raw token,
 // which the connection keeps so a forwarded request can carry it to the
-// owner (AuthorizeForwarded).
+// owner, which verifies it again (see Forwarding in the package doc).
 type Identity interface {
 	Principal
 	Tenant() string
@@ -208,10 +208,14 @@ func (c *conn) checkExpiry(now int64) bool {
 // broker does not trust, or expired since the client's HELLO is refused
 // here. With auth off (no Authenticator) everything is allowed.
 //
-// The cluster's forwarding calls it for every forwarded request before
-// serving it, and relays a refusal (a *wire.Error: unauthenticated or
-// forbidden) to the client unchanged. It verifies a signature, so it costs
-// what a HELLO does; safe for concurrent use.
+// It is the one-request form of what a relay connection does (relay.go):
+// the relay verifies the credential once, at its HELLO, with this same
+// Authenticator, and asks the principal for every request on it, so a
+// FORWARD costs no signature check per request; the sweep closes the
+// relay at the token's expiry or its key's removal. A refusal (a
+// *wire.Error: unauthenticated or forbidden) reaches the client
+// unchanged. It verifies a signature, so it costs what a HELLO does; safe
+// for concurrent use.
 func (s *Server) AuthorizeForwarded(credential []byte, action Action, res Resource) error {
 	a := s.cfg.Authenticator
 	if a == nil {

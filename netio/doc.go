@@ -104,6 +104,13 @@
 //     frame stamps its start) and closes connections past their
 //     handshake, frame or idle deadline. gnet has no deadlines; tests call sweep
 //     with a fake time instead of waiting.
+//   - Forwarding (see Forwarding): the leaders' answers to this broker's
+//     FORWARDs run on the peer transport's goroutines (forwardCall.done)
+//     and only encode into outboxes, as a log committer does. A relay
+//     connection's traffic runs on the peer transport's goroutine that
+//     called ServePeer, holding the relay's loop mutex; one writer
+//     goroutine per relay connection runs its write callbacks and
+//     runnables under that mutex, and its close.
 //   - Stop's caller.
 //   - TLS connections (Config.TLSAddr) have no gnet loop: an accept loop,
 //     and per connection a reader goroutine (read, decrypt, traffic) and a
@@ -209,7 +216,9 @@
 // atomic load; cacheFrontend.mu serializes its changes and is held around
 // the store's Cache lookup (so two loops never make two handles, and two
 // sets of gates, for one cache) and nothing else. A TLS connection's loop mutex comes
-// before its outbox's mu, and its transport's own mu is a leaf under both.
+// before its outbox's mu, and its transport's own mu is a leaf under both;
+// a relay connection's the same (relay_transport.go). relaySet.mu, the
+// relay connections' table, is a leaf.
 // outbox.mu guards the outbox; it is a leaf:
 // nothing is called under it but gnet's AsyncWrite and Close (which only
 // queue a task), the appends of the codec, and a direct write's one
@@ -222,6 +231,64 @@
 // the committer's callback leaves a gate with an atomic add; so no
 // engine lock is ever held while a gate is waited for.
 //
+// # Forwarding
+//
+// In a cluster each shard has one leader. A request for a shard another
+// broker leads that can be answered in one frame is forwarded to it over
+// the peer transport (cluster/peer) and answered when the leader answers;
+// one that opens a flow of frames (SUBSCRIBE, CACHE_WATCH, GROUP_POLL and
+// the rest of a group's frames) is redirected instead: ERROR not_leader
+// naming the leader's client address (Config.Owner), so the flow runs
+// between the client and the leader, without a broker in the middle
+// (docs/subscribe-routing.md). Idempotent publishes are redirected too:
+// their sequence check is the leader's.
+//
+//	client ──PUBLISH──> ingress ──FORWARD(cred, PUBLISH_BATCH keyed)──> leader
+//	       <─PUBLISH_ACK─        <──────────── PUBLISH_ACK ────────────
+//	                     (the runs of every shard's part, in one ack)
+//
+// Each side is a few files:
+//
+//   - The ingress (forward*.go): a Forwarder, built before the engine and
+//     the server, is the engine's Forwarder (engine.Options.Forward) and
+//     Config.Forwarder. conn.publish hands the engine the client's
+//     credential (Stream.PublishFrom); the engine gives each part for a
+//     shard this broker does not lead to Forward, which encodes it as a
+//     keyed PUBLISH_BATCH asking for one ack, wraps it in a FORWARD with
+//     the credential, and sends it (peer.Transport.Send, never blocking)
+//     to the broker the Router names. The leader's PUBLISH_ACK tells the
+//     part's waiter its offsets, so the client's PUBLISH_ACK names every
+//     shard's run, local or forwarded; the leader's ERROR is relayed as it
+//     came. A cache or counter frame (cache.go, counter.go) is forwarded
+//     whole (ForwardFrame) once this broker authorized it, and the
+//     leader's answer is copied to the outbox under the client's request
+//     id. Pooled calls and buffers: nothing is allocated per forwarded
+//     request. A request that cannot be routed is an ERROR, never a miss:
+//     no leader known or none reachable is not_leader, no answer within
+//     the Timeout is timeout (it may have been applied).
+//   - The leader (relay*.go): ServePeer serves each FORWARD on a relay
+//     connection, one per (peer, credential): a conn like a client's, over
+//     a relayTransport instead of a socket, so every frame is handled,
+//     authorized, limited and answered by the code a client's is. Its
+//     first frame is a HELLO made up with the credential as its token.
+//     Only the frames with one answer are relayed (a publish asking for
+//     ack per batch, CACHE_GET/PUT/DELETE, COUNTER_ADD/GET); and a relayed
+//     request is never forwarded again (not_leader instead), so brokers
+//     whose routing disagrees cannot bounce a request between them. Relay
+//     connections are bounded (RelayConnsMax: the least recently used
+//     idle one is closed), closed by the sweep when idle for two minutes
+//     or when their token expires, and by Stop once what they took on is
+//     answered. They do not count against Config.ConnectionsMax nor a
+//     tenant's connection quota.
+//
+// The credential is verified twice: by the ingress at the client's HELLO
+// and for each request, and by the leader, with its own Authenticator, at
+// the relay connection's HELLO (signature, trusted keys, expiry, on its
+// clock) and for each request on it. A token the leader does not trust,
+// or one expired by its clock, is refused there (unauthenticated), and a
+// permission it does not grant is forbidden: the refusal reaches the
+// client unchanged. Routing never launders a credential.
+//
 // # Authorization
 //
 // The Authenticator (nil: auth off) checks HELLO's token and returns a
@@ -233,7 +300,7 @@
 // actionTable maps each Action to the token permission it needs. A
 // connection keeps its raw token beside its principal: the sweep closes
 // it at the token's expiry, and a forwarded request carries the token to
-// the owner, which verifies it again (Server.AuthorizeForwarded). Quotas
+// the owner, which verifies it again (see Forwarding). Quotas
 // (nil: none) are asked at HELLO for a connection slot of the token's
 // tenant and before each publish for its bytes (quota.go).
 package netio
