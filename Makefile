@@ -4,15 +4,22 @@ PKGS      ?= ./...
 BENCHTIME ?= 500ms
 FUZZTIME  ?= 30s
 DATA      ?= ./felix-data
+CLUSTER_DIR ?= ./.felix-cluster
 STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: tidy-check staticcheck test-race-skipped
 
-.PHONY: run build test test-short lint vet fmt-check bench fuzz soak clean
+.PHONY: run run-cluster build test test-short lint vet fmt-check bench fuzz soak clean
 
-## run: start one broker with embedded defaults (localhost, ./felix-data, Periodic fsync)
+## run: start one broker with embedded defaults (localhost, ./felix-data, Periodic fsync): a cluster
+## of one, its etcd member in ./felix-data/etcd
 run:
 	$(GO) run ./cmd/felix serve --data $(DATA)
+
+## run-cluster: three brokers on this machine (a, b, c: clients on 7117, 7127, 7137), each with an
+## embedded etcd member, data under CLUSTER_DIR; Ctrl-C stops them
+run-cluster:
+	scripts/run-cluster $(CLUSTER_DIR)
 
 ## build: the felix binary in ./bin
 build:
@@ -74,4 +81,4 @@ soak:
 	FELIX_SOAK=1 $(GO) test -race -timeout 60m -run 'Soak|Crash|Kill' ./...
 
 clean:
-	rm -rf bin $(DATA)
+	rm -rf bin $(DATA) $(CLUSTER_DIR)
