@@ -175,3 +175,31 @@ func TestADisconnectFailsWhatWasInFlight(t *testing.T) {
 	c.net.SetFaults("a", "b", peer.Faults{})
 	ackOf(t, cl.publishKeyed(ref, []wire.Record{{Key: keyOn(0, 0), Value: []byte("y")}}))
 }
+
+// An unkeyed publish at the client frame limit grows when it is re-encoded
+// keyed for its leader (a key length byte per record); the leader takes
+// it all the same.
+func TestAPublishAtTheFrameLimitIsForwardedWhole(t *testing.T) {
+	lim := wire.Limits{FrameBytesMax: 64 << 10, BatchRecordsMax: 1000}
+	c := newCluster(t, func(id string, o *memberOptions) {
+		o.tune = func(_ *member, cfg *Config) { cfg.Limits = lim }
+	})
+	ref := c.createStream("orders")
+	value := make([]byte, 60)
+	recs := make([]wire.Record, 1000)
+	for i := range recs {
+		recs[i] = wire.Record{Value: value}
+	}
+	frame := wire.AppendPublishBatch(nil, 1, ref, wire.AckPerBatch, recs)
+	for len(frame) < lim.FrameBytesMax-61 {
+		recs[len(recs)-1].Value = append(recs[len(recs)-1].Value, 'x')
+		frame = wire.AppendPublishBatch(nil, 1, ref, wire.AckPerBatch, recs)
+	}
+	if len(frame) > lim.FrameBytesMax {
+		t.Fatalf("a frame of %d bytes", len(frame))
+	}
+	cl := c.m["a"].client(nil)
+	if runs := ackOf(t, cl.publishKeyed(ref, recs)); len(runs) != 1 || runs[0].Shard != 0 || runs[0].Count != 1000 {
+		t.Fatalf("runs %+v", runs)
+	}
+}

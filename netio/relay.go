@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/felixbroker/felix/cluster/peer"
@@ -65,7 +66,7 @@ func (s *Server) relayRequest(req wire.Frame) (wire.Forward, *wire.Error) {
 	if req.Type != wire.TypeForward {
 		return m, &wire.Error{Code: wire.CodeInvalidArgument, Message: req.Type.String() + " is not served to peers; FORWARD is"}
 	}
-	if err := m.Decode(req, s.cfg.Limits); err != nil {
+	if err := m.Decode(req, relayLimits(s.cfg.Limits)); err != nil {
 		return m, toWire(err)
 	}
 	switch m.Inner.Type {
@@ -87,6 +88,22 @@ func (s *Server) relayRequest(req wire.Frame) (wire.Forward, *wire.Error) {
 		return m, errShuttingDown
 	}
 	return m, nil
+}
+
+// relayFrameSlackBytes is, with a byte per record of the batch limit, what
+// re-encoding a client's publish as a forwarded part may add to its frame:
+// the keyed encoding's key length byte for every record (a client's
+// unkeyed frame has none), a PUBLISH's batch count. A relay connection
+// takes frames this much over the client frame limit, so a publish its
+// ingress accepted is never refused for the encoding the ingress chose;
+// each record is still held to the client limits.
+const relayFrameSlackBytes = 64
+
+// relayLimits are the limits a relay connection reads its frames under.
+func relayLimits(l wire.Limits) wire.Limits {
+	l = l.Effective()
+	l.FrameBytesMax = min(l.FrameBytesMax+l.BatchRecordsMax+relayFrameSlackBytes, math.MaxInt32)
+	return l.Effective()
 }
 
 func answerPeer(r peer.Reply, e *wire.Error) { _ = r.Answer(wire.AppendError(nil, 0, e)) }
@@ -144,6 +161,7 @@ func (s *Server) openRelay(from string, cred []byte) (*relayConn, []byte) {
 	defer t.loop.Unlock()
 	rc.c = newConn(s, t)
 	rc.c.relayed = true
+	rc.c.reader.Limits = relayLimits(s.cfg.Limits)
 	s.cfg.Metrics.RelayConnsOpened.Add(1)
 	s.cfg.Metrics.RelayConnsActive.Add(1)
 	t.lastID++
