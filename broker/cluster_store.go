@@ -24,6 +24,7 @@ func (n *node) openStore() error {
 		n.embedded, n.store = e, e.Store()
 		n.logger.Info("embedded etcd member serving", "name", n.cfg.Embedded.Name, "dir", n.cfg.Embedded.Dir,
 			"client_url", e.ClientURL(), "peer_url", e.PeerURL())
+		go n.logMemberFailures(e.Err())
 	default:
 		s, err := store.Dial(ctx, store.DialConfig{
 			Endpoints: n.cfg.Endpoints, Prefix: n.cfg.Prefix, TLS: n.cfg.TLS,
@@ -53,4 +54,13 @@ func (n *node) closeStore() error {
 		return fmt.Errorf("felix/broker: closing the cluster store: %w", err)
 	}
 	return nil
+}
+
+// logMemberFailures logs what the running embedded member reports failing,
+// until it stops (Err is closed then). The broker goes on: the View and
+// the registration retry the store, and /readyz says what they lack.
+func (n *node) logMemberFailures(errs <-chan error) {
+	for err := range errs {
+		n.logger.Error("the embedded etcd member failed", "err", err)
+	}
 }

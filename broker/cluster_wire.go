@@ -31,6 +31,9 @@ func (b *Broker) openCluster() error {
 	if b.cfg.Net.BrokerID == "" {
 		b.cfg.Net.BrokerID = cc.BrokerID
 	}
+	if b.cfg.Net.AdvertiseAddr == "" {
+		b.cfg.Net.AdvertiseAddr = cc.AdvertiseAddr // what clients are told is what is registered
+	}
 	return nil
 }
 
