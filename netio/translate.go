@@ -49,22 +49,37 @@ func wireConfig(c engine.StreamConfig) wire.StreamConfig {
 }
 
 // streamInfo describes a stream and each shard's offsets as this broker
-// holds them.
+// holds them. A shard another broker holds is described by its leader
+// only (its offsets are the leader's to say: 0 and 0 here, and no
+// replicas), so a client knows where to ask.
 func (s *Server) streamInfo(st *engine.Stream) *wire.StreamInfo {
 	info := st.Info()
 	out := &wire.StreamInfo{Stream: wireRef(info.ID), Config: wireConfig(info.Config)}
 	for i := range st.Shards() {
-		sh, _ := st.Shard(i)
-		si := wire.ShardInfo{Shard: uint32(i), Generation: uint64(info.Generation),
-			FirstOffset: uint64(sh.Start()), NextOffset: uint64(sh.End())}
-		if local, leader := s.cfg.Owner.Leader(info.ID, i); local {
+		si := wire.ShardInfo{Shard: uint32(i), Generation: uint64(info.Generation)}
+		sh, err := st.Shard(i)
+		if err == nil {
+			si.FirstOffset, si.NextOffset = uint64(sh.Start()), uint64(sh.End())
+		}
+		if local, leader := s.cfg.Owner.Leader(info.ID, i); local && err == nil {
 			si.LeaderID, si.LeaderAddr, si.Replicas = s.cfg.BrokerID, s.advAddr, []string{s.cfg.BrokerID}
 		} else {
 			si.LeaderAddr = leader
+			si.LeaderID = s.leaderBroker(info.ID, i)
 		}
 		out.Shards = append(out.Shards, si)
 	}
 	return out
+}
+
+// leaderBroker is the id of the broker leading a shard this one does not,
+// as the forwarder's Router knows it ("" when unknown or not in a cluster).
+func (s *Server) leaderBroker(id engine.StreamID, shard int) string {
+	if s.cfg.Forwarder == nil {
+		return ""
+	}
+	b, _ := s.cfg.Forwarder.cfg.Router.LeaderBroker(id, shard)
+	return b
 }
 
 func wireRef(id engine.StreamID) wire.StreamRef {
