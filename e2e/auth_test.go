@@ -14,9 +14,13 @@ import (
 )
 
 // A token without the publish permission is refused with forbidden, on
-// either ingress; the record does not land, and PublishAtLeastOnce gives
-// up at the first refusal instead of retrying it.
+// either ingress (TCP and TLS, straight to the shard's leader) and when
+// forwarded by a broker that does not lead the shard, where the leader
+// verifies the credential again (unauthorizedPublishForwarded); the record
+// does not land, and PublishAtLeastOnce gives up at the first refusal
+// instead of retrying it.
 func TestUnauthorizedPublishIsRefused(t *testing.T) {
+	t.Run("forwarded", unauthorizedPublishForwarded)
 	c := newClock()
 	k := newKey(t, c)
 	b := startSecured(t, c, nil, k)

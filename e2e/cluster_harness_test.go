@@ -39,14 +39,18 @@ type node struct {
 }
 
 // startCluster starts n brokers, b0 to b(n-1), and waits until each sees
-// all of them registered. tune, when set, adjusts each server's config once
-// its engine is open (auth, limits).
-func startCluster(t *testing.T, n int, tune func(*netio.Config)) *testCluster {
+// all of them registered. tune, when set, adjusts broker i's server config
+// once its engine is open (auth, limits).
+func startCluster(t *testing.T, n int, tune func(i int, nc *netio.Config)) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t, store: store.NewMemory(store.MemoryConfig{})}
 	t.Cleanup(func() { c.store.Close() })
 	for i := range n {
-		c.brokers = append(c.brokers, c.start(fmt.Sprintf("b%d", i), tune))
+		var tuneOne func(*netio.Config)
+		if tune != nil {
+			tuneOne = func(nc *netio.Config) { tune(i, nc) }
+		}
+		c.brokers = append(c.brokers, c.start(fmt.Sprintf("b%d", i), tuneOne))
 	}
 	for _, nd := range c.brokers {
 		c.waitView(nd, "every broker registered", func() bool { return len(nd.view().Status().Brokers) == n })

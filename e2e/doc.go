@@ -16,4 +16,18 @@
 // TestAnUnackedKeyedPublishReachesItsShard. bench_test.go measures publish
 // throughput and publish-to-ack latency beside a bare TCP baseline taken
 // in the same run.
+//
+// The cluster tests (cluster_*_test.go) start several brokers in this
+// process with the production wiring (broker.Start with a ClusterConfig)
+// over one in-memory control-plane store, and carry the contract's names
+// for placement and routing: TestAShardedStreamIsPlacedAcrossBrokers,
+// TestAPublishToANonOwnerIsStillForwarded,
+// TestAKeyedPublishIsForwardedToTheShardsOwner,
+// TestASubscribeToANonOwnerIsRedirected,
+// TestAValueWrittenThroughOneBrokerIsReadableThroughEveryOther,
+// TestTwoBrokersWritingOneKeyDoNotDiverge, TestANonLeaderNamesTheLeader,
+// and TestUnauthorizedPublishIsRefused's forwarded ingress. Placement is
+// a broker's own business, so they read each broker's view and data
+// directory to say which broker holds what; what a client gets they
+// observe through the client.
 package e2e
