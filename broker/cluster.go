@@ -38,7 +38,7 @@ type node struct {
 	catalog    *control.Catalog
 	streams    *control.StreamCatalog // the engine's catalog
 	caches     *control.CacheCatalog  // the cache store's
-	migrated   bool                   // the data directory's catalogs were migrated at this start
+	migrated   []cluster.ObjectID     // what the data directory's catalogs held, migrated at this start
 	peers      *peer.TCP
 	forwarder  *netio.Forwarder
 	reg        *control.Registration
@@ -160,8 +160,8 @@ func (n *node) join(clientAddr string, reconcile []func() error) error {
 	if err != nil {
 		return err
 	}
-	if n.migrated {
-		n.awaitPlacement()
+	if len(n.migrated) > 0 {
+		n.awaitPlacement(n.migrated)
 	}
 	n.loop = startReconciler(n.view, reconcile, n.cfg.ReconcileBackoff, n.cfg.ReconcileBackoffMax, n.logger)
 	n.logger.Info("joined the cluster", "client_addr", b.ClientAddr, "peer_addr", b.PeerAddr, "rack", b.Rack, "disk_id", b.DiskID)

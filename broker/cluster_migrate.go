@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/control"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
@@ -29,37 +30,49 @@ const (
 // go). A crash in between migrates again at the next start, harmlessly:
 // Migrate finds what it wrote present. An entry the store holds with
 // another config fails Start, the files left for an operator to settle.
-// It reports whether there was anything to migrate (the broker then
-// waits for the control plane to place it before its first reconcile).
-func (n *node) migrate(fs vfs.FS, dataDir string) (bool, error) {
+// It returns the objects it migrated (the broker waits for the control
+// plane to place them before its first reconcile).
+func (n *node) migrate(fs vfs.FS, dataDir string) ([]cluster.ObjectID, error) {
 	if fs == nil || dataDir == "" {
-		return false, nil
+		return nil, nil
 	}
 	streamsDir, cachesDir := dataDir, filepath.Join(dataDir, cachesSubdir)
 	hasStreams, hasCaches := fileExists(fs, streamsDir, catalogFile), fileExists(fs, cachesDir, catalogFile)
 	if !hasStreams && !hasCaches {
-		return false, nil
+		return nil, nil
 	}
 	streams, caches, err := readFileCatalogs(fs, streamsDir, cachesDir, hasStreams, hasCaches)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.StoreWait)
 	defer cancel()
 	rep, err := control.Migrate(ctx, n.catalog, streams, caches)
 	if err != nil {
-		return false, fmt.Errorf("felix/broker: %s: %w", migrating, err)
+		return nil, fmt.Errorf("felix/broker: %s: %w", migrating, err)
 	}
 	for dir, has := range map[string]bool{streamsDir: hasStreams, cachesDir: hasCaches} {
 		if has {
 			if err := retire(fs, dir); err != nil {
-				return false, err
+				return nil, err
 			}
 		}
 	}
 	n.logger.Info("migrated the data directory's catalogs into the cluster", "streams", rep.Streams,
 		"streams_present", rep.StreamsPresent, "caches", rep.Caches, "caches_present", rep.CachesPresent)
-	return rep.Streams+rep.Caches+rep.StreamsPresent+rep.CachesPresent > 0, nil
+	return objectIDs(streams, caches), nil
+}
+
+// objectIDs names the streams and caches in the control plane's terms.
+func objectIDs(streams []engine.StreamInfo, caches []cache.Info) []cluster.ObjectID {
+	var ids []cluster.ObjectID
+	for _, s := range streams {
+		ids = append(ids, cluster.ObjectID{Kind: cluster.KindStream, Tenant: s.ID.Tenant, Namespace: s.ID.Namespace, Name: s.ID.Name})
+	}
+	for _, c := range caches {
+		ids = append(ids, cluster.ObjectID{Kind: cluster.KindCache, Tenant: c.ID.Tenant, Namespace: c.ID.Namespace, Name: c.ID.Name})
+	}
+	return ids
 }
 
 // readFileCatalogs lists the entries of the catalog files that exist

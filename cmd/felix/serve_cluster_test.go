@@ -27,7 +27,9 @@ func TestServeByDefaultIsAClusterOfOneOnEmbeddedEtcd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := b.View().Status(); len(st.Brokers) != 1 || st.Brokers[0].ID != brokerIDAlone || st.Brokers[0].PeerAddr != b.PeerAddr().String() {
+	t.Cleanup(func() { b.Stop(context.Background()) })
+	awaitView(t, b, "the broker sees itself registered", func() bool { return len(b.View().Status().Brokers) == 1 })
+	if st := b.View().Status(); st.Brokers[0].ID != brokerIDAlone || st.Brokers[0].PeerAddr != b.PeerAddr().String() {
 		t.Fatalf("registered: %+v, peer listener %v", st.Brokers, b.PeerAddr())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "etcd", "member")); err != nil {
