@@ -102,8 +102,7 @@ func (b *Broker) View() *control.View {
 }
 
 // Store is the control plane's store the broker uses, nil without
-// Config.Cluster. It is the broker's to close (unless Config.Cluster gave
-// it).
+// Config.Cluster. Stop closes it, unless ClusterConfig.Store gave it.
 func (b *Broker) Store() store.Store {
 	if b.node == nil {
 		return nil
