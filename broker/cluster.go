@@ -22,8 +22,8 @@ import (
 // control plane's decisions, the catalog in the store, the peer
 // transport, its registration, its control plane candidacy and the loop
 // that opens and closes shards as the View changes. Its open and close
-// are split around the engine's (the package doc's order); every method
-// is a no-op on a nil node, a broker without Config.Cluster.
+// are split around the engine's (the package doc's order); the methods
+// Broker calls are no-ops on a nil node, a broker without Config.Cluster.
 type node struct {
 	cfg    ClusterConfig
 	logger *slog.Logger
@@ -62,6 +62,7 @@ func openNode(cc ClusterConfig, logger *slog.Logger, diskID string, limits wire.
 	}
 	for _, step := range []func() error{n.openStore, n.startView, n.openPeers, n.openForwarder} {
 		if err := step(); err != nil {
+			_ = n.leave(context.Background()) // the peer listener, if it was opened
 			n.close()
 			return nil, err
 		}
