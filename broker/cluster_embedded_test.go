@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -76,4 +77,24 @@ func readShard(t *testing.T, c *client.Client, s client.Stream, shard, want int)
 		out = append(out, string(ev.Value))
 	}
 	return out
+}
+
+// A cluster start that fails midway (its peer address taken) closes what
+// it opened, the embedded etcd member included: the next start on the
+// same directory works.
+func TestAFailedClusterStartReleasesTheMemberAndTheDirectory(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	cfg := alone(dir)
+	cfg.Net.Addr, cfg.Cluster.PeerAddr = "127.0.0.1:0", taken.Addr().String()
+	if b, err := Start(cfg); err == nil {
+		stop(t, b)
+		t.Fatal("a broker started on a taken peer address")
+	}
+	b := start(t, alone(dir))
+	stop(t, b)
 }
