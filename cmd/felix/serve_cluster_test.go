@@ -146,12 +146,10 @@ func TestThreeBrokersWithEmbeddedMembersAreOneCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	awaitView(t, brokers[0], "all three registered", func() bool { return len(brokers[0].View().Status().Brokers) == 3 })
-	// Through the engine: netio's STREAM_INFO answer reads every shard's
-	// offsets here, and this broker holds one of three.
-	id := engine.StreamID{Tenant: s.Tenant, Namespace: s.Namespace, Name: s.Name}
-	if _, err := brokers[0].Engine().CreateStream(id, engine.StreamConfig{Shards: 3, Durable: true}); err != nil {
+	if _, err := dialServed(t, brokers[0].Addr().String()).CreateStream(ctx, s, client.StreamConfig{Shards: 3}); err != nil {
 		t.Fatal(err)
 	}
+	id := engine.StreamID{Tenant: s.Tenant, Namespace: s.Namespace, Name: s.Name}
 	for i, b := range brokers {
 		awaitView(t, b, names[i]+" holds one shard and sees every leader", func() bool {
 			held := 0
