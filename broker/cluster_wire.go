@@ -117,3 +117,14 @@ func (b *Broker) PeerAddr() net.Addr {
 	}
 	return b.node.peers.Addr()
 }
+
+// Reconciled returns a channel closed when this broker's next round of
+// bringing its open shards in line with its View ends (one runs after
+// every change the View sees): take it, look, and wait on it, and no round
+// is missed. Nil without Config.Cluster.
+func (b *Broker) Reconciled() <-chan struct{} {
+	if b.node == nil || b.node.loop == nil {
+		return nil
+	}
+	return b.node.loop.roundEnded()
+}

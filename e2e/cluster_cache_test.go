@@ -22,17 +22,13 @@ func createClusterCache(t *testing.T, c *testCluster, nd *node, shards int) cach
 		t.Fatal(err)
 	}
 	for _, b := range c.brokers {
-		c.waitEvent(b.id+": cache "+id.String()+" open", func() bool {
+		c.waitRound(b, "cache "+id.String()+" open", func() bool {
 			ca, err := b.b.Caches().Cache(id)
 			if err != nil {
 				return false
 			}
-			for i, st := range ca.Stats() {
-				if st.Open != b.view().Holds(id.OwnershipID(), i) {
-					return false
-				}
-			}
-			return true
+			stats := ca.Stats()
+			return placedHere(b, id.OwnershipID(), shards, func(i int) bool { return stats[i].Open })
 		})
 	}
 	return id

@@ -117,40 +117,51 @@ func (c *testCluster) waitView(nd *node, what string, cond func() bool) {
 	}
 }
 
-// waitStream waits until every broker's engine has the stream open (the
-// shards it holds opened by its reconcile after its view saw them).
+// waitStream waits until every broker knows each shard's leader and has
+// opened the shards it holds (its reconcile after its view saw them).
 func (c *testCluster) waitStream(s client.Stream, shards int) {
 	c.t.Helper()
 	id := streamID(s)
 	for _, nd := range c.brokers {
-		c.waitEvent(nd.id+": stream "+id.String()+" open", func() bool {
+		c.waitRound(nd, "stream "+id.String()+" open", func() bool {
 			st, err := nd.eng.Stream(id)
 			if err != nil {
 				return false
 			}
-			for i := range shards {
-				if nd.view().Holds(id, i) != st.Held(i) {
-					return false
-				}
-			}
-			return true
+			return placedHere(nd, id, shards, st.Held)
 		})
 	}
 }
 
-// waitEvent waits until cond holds, looking again at each change of any
-// broker's view (a reconcile follows each), for at most clusterWait.
-func (c *testCluster) waitEvent(what string, cond func() bool) {
+// placedHere reports whether nd's view knows every shard's leader (itself
+// or a registered broker) and nd has opened exactly the shards it holds.
+func placedHere(nd *node, id engine.StreamID, shards int, open func(int) bool) bool {
+	for i := range shards {
+		local, _ := nd.view().Leader(id, i)
+		_, elsewhere := nd.view().LeaderBroker(id, i)
+		if !local && !elsewhere || nd.view().Holds(id, i) != open(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitRound waits until cond holds, looking again after each of nd's
+// reconcile rounds (one follows every change its view sees), for at most
+// clusterWait.
+func (c *testCluster) waitRound(nd *node, what string, cond func() bool) {
 	c.t.Helper()
 	deadline := time.NewTimer(clusterWait)
 	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond) // a reconcile ends after the view's change: look again shortly
-	defer tick.Stop()
-	for !cond() {
+	for {
+		ended := nd.b.Reconciled()
+		if cond() {
+			return
+		}
 		select {
-		case <-tick.C:
+		case <-ended:
 		case <-deadline.C:
-			c.t.Fatalf("%s: not within %v", what, clusterWait)
+			c.t.Fatalf("%s: %s, not within %v", nd.id, what, clusterWait)
 		}
 	}
 }
