@@ -38,6 +38,7 @@ func (c *slogCore) With(fields []zapcore.Field) zapcore.Core {
 }
 
 func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	e.Level = levelOf(e)
 	if c.Enabled(e.Level) {
 		return ce.AddCore(e, c)
 	}
@@ -45,7 +46,7 @@ func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Che
 }
 
 func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
-	r := slog.NewRecord(e.Time, slogLevel(e.Level), e.Message, 0)
+	r := slog.NewRecord(e.Time, slogLevel(levelOf(e)), e.Message, 0)
 	r.AddAttrs(slogAttrs(fields)...)
 	return c.h.Handle(context.Background(), r)
 }
@@ -80,4 +81,31 @@ func slogAttrs(fields []zapcore.Field) []slog.Attr {
 		attrs[i] = slog.Any(k, enc.Fields[k])
 	}
 	return attrs
+}
+
+// benignMessages are what an embedded member logs as a warning or an
+// error on every ordinary start and stop, with nothing for an operator to
+// do: they are logged at debug instead, so what is left at warn and above
+// means something.
+var benignMessages = map[string]string{
+	// The member serves its clients and its metrics on one port; Felix's
+	// own broker talks to it in process.
+	"Running http and grpc server on single port. This is not recommended for production.": "one port by design",
+	// etcd's own auth is off: the store is reached by the brokers only.
+	"simple token is not cryptographically signed": "etcd auth is off",
+	// A new member's first start has no schema to read yet.
+	"Failed to detect schema version":  "a new member",
+	"failed to update storage version": "a new member",
+	// Close stops the listeners under the servers still accepting.
+	"setting up serving from embedded etcd failed.": "closing",
+	"stopping insecure grpc server due to error":    "closing",
+	"stopped insecure grpc server due to error":     "closing",
+}
+
+// levelOf is e's level, debug for a benign message.
+func levelOf(e zapcore.Entry) zapcore.Level {
+	if _, ok := benignMessages[e.Message]; ok && e.Level < zapcore.DPanicLevel {
+		return zapcore.DebugLevel
+	}
+	return e.Level
 }
