@@ -14,7 +14,7 @@ var placedStream = engine.StreamID{Tenant: "t", Namespace: "n", Name: "placed"}
 // across all of them, two shards each; each broker opens only its own
 // shards (its data directory holds only theirs), and every broker's
 // engine lists the stream.
-func TestAShardedStreamIsPlacedAcrossBrokers(t *testing.T) {
+func TestASixShardStreamIsPlacedTwoPerBroker(t *testing.T) {
 	s := sharedStore(t)
 	brokers := []*Broker{start(t, clustered("a", s, Config{})), start(t, clustered("b", s, Config{})), start(t, clustered("c", s, Config{}))}
 	waitView(t, brokers[0].View(), "all three registered", registered(brokers[0].View(), "a", "b", "c"))
