@@ -13,8 +13,9 @@ import (
 )
 
 // adminServer serves /metrics (Prometheus text format), /healthz (the
-// process is up) and /readyz (recovery has finished and the broker is
-// accepting connections; in a cluster, also what notReady says).
+// process is up), /readyz (recovery has finished and the broker is
+// accepting connections; in a cluster, also what notReady says) and
+// /cluster (admin_cluster.go).
 type adminServer struct {
 	ln       net.Listener
 	srv      *http.Server
@@ -22,6 +23,7 @@ type adminServer struct {
 	notReady atomic.Pointer[func() string] // nil: ready means ready
 	stopping atomic.Bool
 	metrics  atomic.Pointer[observe.Registry] // nil until the broker is up
+	cluster  atomic.Pointer[clusterSource]    // nil until the broker is up
 	logger   *slog.Logger
 }
 
@@ -35,6 +37,7 @@ func startAdmin(addr string, logger *slog.Logger) (*adminServer, error) {
 	mux.HandleFunc("/metrics", a.serveMetrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", a.serveReady)
+	mux.HandleFunc("GET /cluster", a.serveCluster)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -60,17 +63,30 @@ func (a *adminServer) setReady(notReady func() string) {
 // until Start has finished, "stopping" once Stop has begun, or the
 // cluster's.
 func (a *adminServer) serveReady(w http.ResponseWriter, _ *http.Request) {
-	if !a.ready.Load() {
-		http.Error(w, a.startOrStop(), http.StatusServiceUnavailable)
+	if why, inCluster := a.unready(); why != "" {
+		if inCluster {
+			why = "not ready: " + why
+		}
+		http.Error(w, why, http.StatusServiceUnavailable)
 		return
+	}
+	w.Write([]byte("ready\n"))
+}
+
+// unready is "" when the broker is ready, else why not: startOrStop's
+// word before Start has finished and once Stop has begun, or the
+// cluster's (inCluster) in between. /readyz, /cluster and
+// felix_cluster_ready all say what it says.
+func (a *adminServer) unready() (why string, inCluster bool) {
+	if !a.ready.Load() {
+		return a.startOrStop(), false
 	}
 	if f := a.notReady.Load(); f != nil {
 		if why := (*f)(); why != "" {
-			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
-			return
+			return why, true
 		}
 	}
-	w.Write([]byte("ready\n"))
+	return "", false
 }
 
 func (a *adminServer) startOrStop() string {
@@ -98,6 +114,7 @@ func (a *adminServer) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 func (a *adminServer) register(b *Broker) {
 	b.metrics.register(b)
 	a.metrics.Store(b.metrics.reg)
+	a.cluster.Store(&clusterSource{node: b.node})
 }
 
 func (a *adminServer) close(ctx context.Context) error {
