@@ -70,7 +70,7 @@ type ClusterObjectJSON struct {
 	Incarnation int64  `json:"incarnation"`
 	State       string `json:"state"` // ObjectPlaced, ObjectUnplaced or ObjectPlacing
 	// Shards are the assignments of this incarnation, in shard order.
-	Shards   []ClusterShardJSON    `json:"shards"`
+	Shards   []ClusterShardJSON   `json:"shards"`
 	Unplaced *ClusterUnplacedJSON `json:"unplaced,omitempty"`
 }
 
