@@ -115,7 +115,10 @@ func TestClusterSettingsAreChecked(t *testing.T) {
 
 // Three brokers with --cluster (an embedded etcd member each, started
 // together) form one cluster: a stream created through one is placed on
-// all three, and a publish through any is acknowledged.
+// all three, and a publish through any is acknowledged. A fourth broker
+// joins the running cluster without being an etcd member, with
+// --etcd-endpoints naming a member's client address, and takes shards of
+// the next stream.
 func TestThreeBrokersWithEmbeddedMembersAreOneCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("elects an etcd leader at etcd's default timing (about a second)")
@@ -127,9 +130,14 @@ func TestThreeBrokersWithEmbeddedMembersAreOneCluster(t *testing.T) {
 	}
 	brokers := make([]*served, len(names))
 	var wg sync.WaitGroup
+	etcdClient := freeAddr(t)
 	for i, n := range names {
-		cfg := configOf(t, map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": t.TempDir(),
-			"broker-id": n, "cluster": strings.Join(members, ","), "log-level": "error"})
+		flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": t.TempDir(),
+			"broker-id": n, "cluster": strings.Join(members, ","), "log-level": "error"}
+		if i == 0 {
+			flags["etcd-client-addr"] = etcdClient
+		}
+		cfg := configOf(t, flags)
 		wg.Go(func() {
 			var err error
 			if brokers[i], err = startBroker(cfg); err != nil {
@@ -171,6 +179,43 @@ func TestThreeBrokersWithEmbeddedMembersAreOneCluster(t *testing.T) {
 			if _, err := c.Publish(ctx, s, []byte(names[i]), client.WithKey(fmt.Appendf(nil, "key-%d", k))); err != nil {
 				t.Fatalf("a publish through %s: %v", names[i], err)
 			}
+		}
+	}
+	joinWithoutMember(t, brokers, etcdClient)
+}
+
+// joinWithoutMember starts broker d on --etcd-endpoints (a's member's
+// client address): it registers, and a stream of 4 shards created through
+// it is placed on all four brokers (d, the one leading none yet, leads
+// one) and takes a publish through d.
+func joinWithoutMember(t *testing.T, brokers []*served, etcdClient string) {
+	cfg := configOf(t, map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": t.TempDir(),
+		"broker-id": "d", "etcd-endpoints": "http://" + etcdClient, "log-level": "error"})
+	d, err := startBroker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopTogether(t, []*served{d}) })
+	awaitView(t, brokers[0], "d registered", func() bool { return len(brokers[0].View().Status().Brokers) == 4 })
+	s := client.Stream{Tenant: "t", Namespace: "n", Name: "four"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := dialServed(t, d.Addr().String()).CreateStream(ctx, s, client.StreamConfig{Shards: 4}); err != nil {
+		t.Fatal(err)
+	}
+	id := engine.StreamID{Tenant: s.Tenant, Namespace: s.Namespace, Name: s.Name}
+	held := 0
+	for sh := range 4 {
+		if d.View().Holds(id, sh) {
+			held++
+		}
+	}
+	if held != 1 {
+		t.Fatalf("d, which joined without an etcd member, holds %d of 4 new shards, want 1", held)
+	}
+	for k := range 8 {
+		if _, err := dialServed(t, d.Addr().String()).Publish(ctx, s, []byte("d"), client.WithKey(fmt.Appendf(nil, "key-%d", k))); err != nil {
+			t.Fatalf("a publish through d: %v", err)
 		}
 	}
 }
