@@ -19,10 +19,18 @@ func newMetrics() *metrics {
 	return &metrics{reg: reg, log: observe.NewLogObserver(reg), net: observe.NewNetMetrics(reg)}
 }
 
-// register adds the families read from b's components at scrape time.
+// register adds the families read from b's components at scrape time:
+// observe's, then the cluster's (metrics_cluster.go). b has an admin
+// server (it calls this).
 func (m *metrics) register(b *Broker) {
 	observe.RegisterBroker(m.reg, observe.Broker{
 		Version: b.cfg.Version, IOPath: b.ioPath(),
 		Engine: b.engine, Net: m.net, Caches: b.caches, Groups: b.groups,
 	})
+	var fwd *netio.ForwardMetrics
+	if b.node != nil {
+		fwd = b.node.forwarder.Metrics()
+		registerClusterGauges(m.reg, b.node.view, b.admin.unready)
+	}
+	registerForwarding(m.reg, fwd, m.net)
 }
