@@ -3,6 +3,7 @@
 //	felix serve                  run a broker
 //	felix pub|sub                publish, subscribe
 //	felix stream ...             create, list, describe, delete streams
+//	felix cluster status         the brokers, and where each shard is led
 //	felix token keygen|issue     signing keys and tokens for authorization
 //	felix log verify|dump DIR    inspect a shard's log directory
 //	felix bench WORKLOAD         measure Felix beside the machine's raw limits
@@ -29,6 +30,7 @@ type cli struct {
 	Cache   cacheCmd         `cmd:"" help:"Create and drop caches; get, put, delete and watch their keys."`
 	Counter counterCmd       `cmd:"" help:"Add to and read counters (kept beside a durable cache's values)."`
 	Group   groupCmd         `cmd:"" help:"Consume a stream as a queue: poll and ack through a consumer group; list, describe, dead letters, redrive."`
+	Cluster clusterCmd       `cmd:"" help:"Show the cluster: its brokers, and where each shard is and who leads it."`
 	Log     logCmd           `cmd:"" help:"Inspect a shard's log directory: verify it, dump its records."`
 	Token   tokenCmd         `cmd:"" help:"Make signing keys and issue tokens for brokers with authorization on."`
 	Bench   benchCmd         `cmd:"" help:"Measure Felix on this machine beside the disk's and the network's raw limits: fsync, log, pub, e2e, cache, group, matrix."`
