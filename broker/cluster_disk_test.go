@@ -35,6 +35,10 @@ func TestABrokerOnAWipedDiskIsNotTakenForItsOldReplica(t *testing.T) {
 	if shard < 0 {
 		t.Fatal("b leads no shard")
 	}
+	waitRound(t, b, "b opened its shard", func() bool {
+		st, err := b.Engine().Stream(id)
+		return err == nil && st.Held(shard)
+	})
 	key := client.WithKey(keyOf(shard, 2))
 	if _, err := dial(t, a).Publish(testCtx(t), testStream, []byte("kept on b's old disk"), key); err != nil {
 		t.Fatal(err)
