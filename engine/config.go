@@ -95,7 +95,7 @@ func (c StreamConfig) check() error {
 	case c.Consistency != ConsistencyLeader && c.Consistency != ConsistencyQuorum:
 		return fmt.Errorf("%w: consistency %q (Leader, Quorum)", ErrInvalidConfig, c.Consistency)
 	case c.ReplicationFactor != 1:
-		return fmt.Errorf("%w: replication factor %d: this broker runs alone, so only 1 is served", ErrInvalidConfig, c.ReplicationFactor)
+		return fmt.Errorf("%w: replication factor %d: replication is not built yet (each shard has one replica, its leader), so only 1 is served", ErrInvalidConfig, c.ReplicationFactor)
 	case c.Delivery != DeliveryAtMostOnce && c.Delivery != DeliveryAtLeastOnce:
 		return fmt.Errorf("%w: delivery %q (AtMostOnce, AtLeastOnce)", ErrInvalidConfig, c.Delivery)
 	case c.Kind != KindStream && c.Kind != KindQueue && c.Kind != KindCache:

@@ -40,7 +40,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Shards < 1 || c.Shards > engine.ShardsMax:
 		return c, fmt.Errorf("%w: shards %d not in 1..%d", ErrInvalidConfig, c.Shards, engine.ShardsMax)
 	case c.ReplicationFactor != 1:
-		return c, fmt.Errorf("%w: replication factor %d: this broker runs alone, so only 1 is served", ErrInvalidConfig, c.ReplicationFactor)
+		return c, fmt.Errorf("%w: replication factor %d: replication is not built yet (each shard has one replica, its leader), so only 1 is served", ErrInvalidConfig, c.ReplicationFactor)
 	}
 	if _, err := c.Fsync.Mode(shardlog.Periodic(0)); err != nil {
 		return c, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
