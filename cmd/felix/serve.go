@@ -229,7 +229,11 @@ func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
 		fmt.Fprintf(out, "TLS on %s\n", a)
 	}
 	if a := b.AdminAddr(); a != "" {
-		fmt.Fprintf(out, "admin on http://%s (/metrics, /healthz, /readyz)\n", a)
+		paths := "/metrics, /healthz, /readyz"
+		if b.View() != nil {
+			paths += ", /cluster"
+		}
+		fmt.Fprintf(out, "admin on http://%s (%s)\n", a, paths)
 	}
 	if a := b.PeerAddr(); a != nil {
 		fmt.Fprintf(out, "cluster: broker %s, peers on %s, store: %s\n", cfg.brokerID, a, cfg.cluster.describe(cfg.dataDir))

@@ -5,7 +5,7 @@ package main
 func serveSettings() *settings {
 	return newSettings([]setting{
 		{key: "addr", envs: []string{"FELIX_ADDR"}, def: "127.0.0.1:7117", help: "address clients connect to"},
-		{key: "admin-addr", envs: []string{"FELIX_ADMIN_ADDR"}, def: "127.0.0.1:7118", help: "HTTP address of /metrics, /healthz, /readyz (empty: off)"},
+		{key: "admin-addr", envs: []string{"FELIX_ADMIN_ADDR"}, def: "127.0.0.1:7118", help: "HTTP address of /metrics, /healthz, /readyz and, in a cluster, /cluster (empty: off)"},
 		{key: "data", envs: []string{"FELIX_DATA", "FELIX_DURABLE_STORAGE_DIR"}, def: "./felix-data", help: "data directory (empty: memory only, durable streams refused)"},
 		{key: "fsync", envs: []string{"FELIX_FSYNC"}, def: "periodic:100ms", help: "default FsyncMode: none, periodic[:interval], on_commit"},
 		{key: "retention-max-age", envs: []string{"FELIX_DURABLE_RETENTION_MAX_AGE"}, def: "0", help: "default retention by age (0: unbounded), e.g. 168h"},
