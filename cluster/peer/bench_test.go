@@ -223,7 +223,7 @@ func reportBatching(b *testing.B, a *TCP) {
 
 // BenchmarkRoundTripAnsweredLater: the handler answers from another
 // goroutine, as a forwarded publish is (by the owner's log committer):
-// the answer leaves through gnet's AsyncWrite.
+// the answer is written from that goroutine, straight to the socket.
 func BenchmarkRoundTripAnsweredLater(b *testing.B) {
 	req := pub(make([]byte, 1<<10))
 	raw := rawRoundTrips(b, len(req), 1, b.N)

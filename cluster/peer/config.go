@@ -57,10 +57,7 @@ type Config struct {
 	// TimeoutTick is how often Call.Timeout is checked: a request times
 	// out up to one tick late. Default 5 ms.
 	TimeoutTick time.Duration
-	// EventLoops is the number of gnet event loops serving peer
-	// connections. Default 1: a broker has few peers.
-	EventLoops int
-	// Logger receives connection failures (Debug) and gnet's errors; nil
+	// Logger receives connection failures and refusals (Debug); nil
 	// discards them.
 	Logger *slog.Logger
 
@@ -104,7 +101,6 @@ func (c Config) withDefaults() (Config, error) {
 	c.BackoffBase = orDur(c.BackoffBase, 20*time.Millisecond)
 	c.BackoffMax = orDur(c.BackoffMax, 2*time.Second)
 	c.TimeoutTick = orDur(c.TimeoutTick, 5*time.Millisecond)
-	c.EventLoops = orInt(c.EventLoops, 1)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

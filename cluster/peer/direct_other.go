@@ -2,10 +2,10 @@
 
 package peer
 
-import "github.com/panjf2000/gnet/v2"
+import "syscall"
 
-// Direct writes are for unix sockets; elsewhere every answer given off the
-// loop goes through gnet's AsyncWrite.
-func socketFD(gnet.Conn) int { return -1 }
+// Writes that never wait are for unix sockets; elsewhere every write is
+// the waiting writer's (a link's flusher, a served connection's writer).
+func writeOnce(uintptr, []byte) (int, error) { return 0, nil }
 
-func writeFD(int, []byte) int { return 0 }
+func rawConnOf(any) syscall.RawConn { return nil }

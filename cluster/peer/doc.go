@@ -87,34 +87,45 @@
 //
 // Writes batch like the Go client's (client/writer.go): requests append
 // their frames to the link's buffer while one write is under way, and the
-// next write takes them all. A Call on an idle link writes on its own
-// goroutine (one write, no hand-off); a Send never writes, the flusher
-// does. Two buffers alternate, kept up to spareKeepBytes.
+// next write takes them all. The caller that finds no write under way
+// writes itself, with no hand-off: a Call waits for the socket (at most
+// WriteTimeout); a Send writes once without waiting (a non-blocking write
+// on the socket's descriptor, so an event loop can Send), and what the
+// socket does not take, like what gathers during a caller's write, is the
+// flusher's, which writes it waiting. A Send's write that fails is left to
+// the flusher too, which fails the connection: no Done runs inside Send.
+// A write the socket took only part of counts as sent up to its last
+// whole frame. Two buffers alternate, kept up to spareKeepBytes.
 //
-// The listener is a gnet engine of its own on Config.Addr, run as netio's
-// client listener is: a frame that arrived whole in one read is handled
-// where it lies in the loop's read buffer; the start of one still arriving
-// is copied into the connection's part buffer, which grows only with the
-// bytes that arrive and only after the frame's header was checked (its
-// size against FrameBytesMax, PEER_HELLO first). The Handler runs on the
-// loop and must not block; answers given during OnTraffic leave in one
-// write at its end, those given later from other goroutines through
-// gnet's AsyncWrite, gathering while one is with gnet, or straight to the
-// socket when nothing else is on its way (outbox.writeDirectLocked). A
-// peer that does not read its answers is closed once they pass
-// answerBacklogBytesMax; one with more than InflightMax requests in
-// service is answered overloaded; a connection that sends no PEER_HELLO
-// within HandshakeTimeout is closed (gnet's ticker).
+// The listener is a net.Listener on Config.Addr with, per connection, a
+// reader goroutine and a writer goroutine (tcp_server.go): a broker has
+// few peers, and a goroutine parked on Go's netpoller holds no processor
+// while it waits, where a gnet loop holds one in epoll_wait (the cost is
+// measured in docs/benchmarks.md, "Forwarding"). A frame that arrived
+// whole in one read is handled where it lies in the read buffer; the
+// start of one still arriving stays at the buffer's head, and the buffer
+// grows for a larger frame only as its bytes arrive and only after the
+// frame's header was checked (its size against FrameBytesMax, PEER_HELLO
+// first). The Handler runs on the reader and must not block; answers
+// given while it handles a read leave in one write at its end, those
+// given later from other goroutines straight to the socket from the
+// answering goroutine when nothing else is on its way (a non-blocking
+// write), else they gather for the write under way; what a full socket
+// leaves is the writer's. A peer that does not read its answers is closed
+// once they pass answerBacklogBytesMax; one with more than InflightMax
+// requests in service is answered overloaded; a connection that sends no
+// PEER_HELLO within HandshakeTimeout is closed (a read deadline).
 //
 // # Goroutines and what each owns
 //
 //   - TCP: per link, while connected, a reader (the only reader of the
 //     socket; it completes the requests its answers answer) and a flusher
-//     (writes what gathered); while dialing, a dialer. One sweeper per
-//     transport fails requests past their Timeout every TimeoutTick. The
-//     gnet loops own their connections' read state (Reader, part,
-//     session, the refusing flag); outbox is shared with the goroutines
-//     that answer.
+//     (writes what a caller's write left or what gathered during it);
+//     while dialing, a dialer. One sweeper per transport fails requests
+//     past their Timeout every TimeoutTick. The listener has an acceptor
+//     and per served connection a reader, which owns its read state
+//     (Reader, buffer, session, the refusing flag) and runs the Handler,
+//     and a writer; the outbox is shared with the goroutines that answer.
 //   - Mem: a Network runs one sweeper and, unless Manual, one deliverer.
 //     In Manual mode messages are delivered by whoever calls Deliver,
 //     DeliverNext or Drain, and the handler or Done runs on that goroutine.
@@ -126,12 +137,13 @@
 //	queue, members)
 //
 // That is the only nesting. TCP.mu (the links map), Mem.mu (a broker's
-// links) and outbox.mu (one served connection's answers) are leaves, held
-// for a lookup or a swap. No lock is held while Done or a Handler runs,
-// nor while the Network calls into a broker; a link's socket write runs
-// without core.mu, an outbox's direct write under outbox.mu (so OnClose
-// cannot close the descriptor under it). A token (core.tokens) is taken
-// before core.mu and given back under it.
+// links), server.mu (the served connections) and outbox.mu (one served
+// connection's answers) are leaves, held for a lookup or a swap. No lock
+// is held while Done or a Handler runs, nor while the Network calls into
+// a broker, nor during any socket write: one write at a time is a flag
+// (link.flushing, outbox.writing) set under the lock, and a descriptor
+// closed under a write is net.Conn's to handle. A token (core.tokens) is
+// taken before core.mu and given back under it.
 //
 // # The in-memory network
 //

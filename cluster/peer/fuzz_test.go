@@ -3,47 +3,49 @@ package peer
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"testing"
-
-	"github.com/panjf2000/gnet/v2"
+	"time"
 
 	"github.com/felixbroker/felix/netio/wire"
 )
 
-// fakeGnet is the part of gnet.Conn a served connection uses, in memory:
-// the bytes received and not consumed, and what was written. A method it
-// does not fake panics (the embedded interface is nil).
-type fakeGnet struct {
-	gnet.Conn
+// fakeSock is a served connection's socket in memory: its reads hand out
+// the stream in pieces of chunk bytes at most, and what is written is
+// kept.
+type fakeSock struct {
 	in     []byte
+	chunk  int
 	out    []byte
 	closed bool
 }
 
-func (f *fakeGnet) InboundBuffered() int  { return len(f.in) }
-func (f *fakeGnet) OutboundBuffered() int { return 0 }
-func (f *fakeGnet) Fd() int               { return -1 }
-func (f *fakeGnet) Close() error          { f.closed = true; return nil }
-
-func (f *fakeGnet) Peek(n int) ([]byte, error) { return f.in[:n], nil }
-
-func (f *fakeGnet) Discard(n int) (int, error) {
+func (f *fakeSock) Read(b []byte) (int, error) {
+	if len(f.in) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b[:min(len(b), f.chunk)], f.in)
 	f.in = f.in[n:]
 	return n, nil
 }
 
-func (f *fakeGnet) Write(b []byte) (int, error) {
+func (f *fakeSock) SetReadDeadline(time.Time) error { return nil }
+
+func (f *fakeSock) tryWrite(b []byte) (int, error) {
 	f.out = append(f.out, b...)
 	return len(b), nil
 }
 
-func (f *fakeGnet) AsyncWrite(b []byte, cb gnet.AsyncCallback) error {
-	_, _ = f.Write(b)
-	return cb(f, nil)
+func (f *fakeSock) write(b []byte) (int, error) {
+	f.out = append(f.out, b...)
+	return len(b), nil
 }
 
-// serveStream feeds stream to a served connection in reads of chunk
-// bytes and reports every frame its handler saw, and how it ended.
+func (f *fakeSock) close() { f.closed = true }
+
+// serveStream has a served connection read stream in reads of chunk
+// bytes at most and reports every frame its handler saw, and whether it
+// was refused (and so closed).
 func serveStream(t *testing.T, stream []byte, chunk int) (seen []string, refused bool) {
 	cfg, err := Config{ID: "b", Addr: "x", Resolve: func(string) (string, error) { return "", nil },
 		FrameBytesMax: 64 << 10}.withDefaults()
@@ -51,29 +53,25 @@ func serveStream(t *testing.T, stream []byte, chunk int) (seen []string, refused
 		t.Fatal(err)
 	}
 	tr := &TCP{cfg: cfg, me: cfg.speaks(), lim: wire.Limits{FrameBytesMax: cfg.FrameBytesMax}}
-	tr.srv = newServer(tr)
 	tr.Handle(HandlerFunc(func(from string, req wire.Frame, r Reply) {
 		seen = append(seen, fmt.Sprintf("%s %v %d %x", from, req.Type, req.RequestID, req.Body))
 		_ = r.Answer(wire.AppendOK(nil, 0))
 	}))
-	gc := &fakeGnet{}
-	sc := newServerConn(tr, gc)
-	for len(stream) > 0 && !gc.closed {
-		n := min(chunk, len(stream))
-		gc.in = append(gc.in, stream[:n]...)
-		stream = stream[n:]
-		sc.traffic()
-		if len(gc.in) != 0 {
-			t.Fatalf("a read left %d bytes in gnet's buffer", len(gc.in))
-		}
+	fs := &fakeSock{in: stream, chunk: chunk}
+	sc := newServerConn(tr, fs)
+	if err := sc.readFrames(fs); (err == nil) != sc.refusing {
+		t.Fatalf("the reads ended with %v, refused %v", err, sc.refusing)
 	}
-	return seen, gc.closed
+	if sc.refusing != fs.closed {
+		t.Fatalf("refused %v, closed %v", sc.refusing, fs.closed)
+	}
+	return seen, fs.closed
 }
 
 // FuzzServedConnectionFraming: however a byte stream is cut into reads,
 // a served connection hands its handler the same frames, and refuses it
-// at the same point, as when it arrives in one read; it never leaves
-// bytes in gnet's buffer, and never panics.
+// at the same point, as when it arrives in one read; a refusal closes
+// it, and it never panics.
 func FuzzServedConnectionFraming(f *testing.F) {
 	hello := wire.AppendPeerHello(nil, 1, wire.PeerHello{VersionMin: 1, VersionMax: 1, Features: wire.FeaturesAll, BrokerID: []byte("a")})
 	f.Add(bytes.Clone(hello), uint16(1))

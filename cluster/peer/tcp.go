@@ -12,7 +12,7 @@ import (
 )
 
 // TCP is the Transport over TCP: a link per peer, dialled on first use,
-// and a gnet listener serving the peers that dial this broker. See the
+// and a listener serving the peers that dial this broker. See the
 // package doc for its goroutines and locks.
 type TCP struct {
 	cfg     Config
@@ -31,7 +31,7 @@ type TCP struct {
 	links  map[string]*link
 	closed bool
 
-	wg sync.WaitGroup // dialers, readers, flushers, the sweeper
+	wg sync.WaitGroup // dialers, readers, flushers, the sweeper (the listener has its own)
 }
 
 var _ Transport = (*TCP)(nil)

@@ -13,12 +13,15 @@ import (
 // dialConn is one connection a link dialled, after its handshake: the
 // socket, and the signals of its two goroutines (reader, flusher).
 type dialConn struct {
-	nc           net.Conn
-	writeTimeout time.Duration
-	rest         []byte        // bytes read past the handshake's answer
-	kickCh       chan struct{} // capacity 1: wakes the flusher
-	stop         chan struct{} // closed by close
-	once         sync.Once
+	s      *sock
+	rest   []byte        // bytes read past the handshake's answer
+	kickCh chan struct{} // capacity 1: wakes the flusher
+	stop   chan struct{} // closed by close
+	once   sync.Once
+}
+
+func newDialConn(nc net.Conn, writeTimeout time.Duration, rest []byte) *dialConn {
+	return &dialConn{s: newSock(nc, writeTimeout), rest: rest, kickCh: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
 func (dc *dialConn) kick() {
@@ -28,18 +31,10 @@ func (dc *dialConn) kick() {
 	}
 }
 
-func (dc *dialConn) write(b []byte) error {
-	if err := dc.nc.SetWriteDeadline(time.Now().Add(dc.writeTimeout)); err != nil {
-		return err
-	}
-	_, err := dc.nc.Write(b)
-	return err
-}
-
 func (dc *dialConn) close() {
 	dc.once.Do(func() {
 		close(dc.stop)
-		_ = dc.nc.Close()
+		dc.s.close()
 	})
 }
 
@@ -63,8 +58,7 @@ func (t *TCP) connect(peer string) (*dialConn, session, error) {
 		_ = nc.Close()
 		return nil, session{}, err
 	}
-	return &dialConn{nc: nc, writeTimeout: t.cfg.WriteTimeout, rest: rest,
-		kickCh: make(chan struct{}, 1), stop: make(chan struct{})}, ses, nil
+	return newDialConn(nc, t.cfg.WriteTimeout, rest), ses, nil
 }
 
 // handshakeBytesMax bounds what the handshake's answer may be.

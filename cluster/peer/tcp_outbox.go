@@ -1,52 +1,49 @@
 package peer
 
-import (
-	"sync"
-	"sync/atomic"
+import "sync"
 
-	"github.com/panjf2000/gnet/v2"
-)
-
-// outbox is one peer connection's answers on their way to its socket, in
-// the order they were given. Answers gather in buf while a write is with
-// gnet (inflight) or while the loop is in OnTraffic (inTraffic, which
-// writes them on its way out): a burst of answers becomes one write.
+// outbox is one served connection's answers on their way to its socket,
+// in the order they were given. Answers gather in buf while a write is
+// under way (writing) or while the reader handles a read (inTraffic,
+// which writes them on its way out): a burst of answers becomes one
+// write.
 //
-// Written on the loop, gnet's Write costs nothing per answer. An answer
-// given off the loop, with nothing on its way, is written straight to the
-// socket by the goroutine that gives it (writeDirectLocked): no loop
-// wake-up, and nothing allocated. What the socket does not take then goes
-// with AsyncWrite, whose task gnet allocates (once per write, whatever the
-// write carries); its callback, on the loop, writes what gathered
-// meanwhile.
+// Whoever finds nothing on its way to the socket writes, once and
+// without waiting (sock.tryWrite): the reader at the end of a read, or
+// the goroutine that gives an answer later (a log's committer, say). No
+// hand-off, nothing allocated. What the socket does not take then, and
+// what gathers during that write, goes to the connection's writer, which
+// waits for the socket (at most WriteTimeout) and writes until nothing is
+// left.
 //
-// What gnet has not yet sent, and what waits here, are bounded together
-// by backlogMax: past it the peer is not reading, and the connection is
+// What is taken for a write and what waits here are bounded together by
+// backlogMax: past it the peer is not reading, and the connection is
 // closed (its requests then fail at the peer as outcome unknown).
 type outbox struct {
-	gc         gnet.Conn
-	fd         int // the socket, for direct writes; -1: none
+	s          servedSocket
 	backlogMax int
-	writtenFn  gnet.AsyncCallback // o.written, bound once
-	sock       atomic.Int64       // gnet's outbound buffer, as last sampled on the loop
+	closeConn  func()        // ends the connection (serverConn.close)
+	kick       chan struct{} // capacity 1: wakes the writer
+	stop       chan struct{} // closed once the connection is: the writer returns
 
 	mu         sync.Mutex
-	buf        []byte // answers not yet handed to gnet
+	buf        []byte // answers not yet taken for a write
 	spare      []byte
-	writing    []byte // with gnet's AsyncWrite
-	inflight   bool
+	held       int  // the bytes taken for the write under way
+	writing    bool // a write is under way: a direct one or the writer's
 	inTraffic  bool
 	closeAfter bool // close once everything is written
 	closed     bool
+	waited     uint64 // writes the writer made, for tests
 }
 
 // answerBacklogBytesMax is the backlog a connection may hold before it is
 // taken for a peer that does not read.
 func answerBacklogBytesMax(frameBytesMax int) int { return 2*frameBytesMax + 4<<20 }
 
-func (o *outbox) init(gc gnet.Conn, backlogMax int) {
-	o.gc, o.fd, o.backlogMax = gc, socketFD(gc), backlogMax
-	o.writtenFn = o.written
+func (o *outbox) init(s servedSocket, backlogMax int, closeConn func()) {
+	o.s, o.backlogMax, o.closeConn = s, backlogMax, closeConn
+	o.kick, o.stop = make(chan struct{}, 1), make(chan struct{})
 }
 
 // send appends frame under the request's id and sees it written. Any
@@ -58,73 +55,130 @@ func (o *outbox) send(id uint64, frame []byte) error {
 		return ErrClosed
 	}
 	o.buf = appendWithID(o.buf, frame, id)
-	if len(o.buf) > o.backlogMax {
+	if len(o.buf)+o.held > o.backlogMax {
 		o.closeLocked()
 		o.mu.Unlock()
-		_ = o.gc.Close()
+		o.closeConn()
 		return ErrClosed
 	}
-	if o.inflight || o.inTraffic || o.writeDirectLocked() {
+	if o.writing || o.inTraffic {
 		o.mu.Unlock()
 		return nil
 	}
-	o.inflight = true
-	w := o.swapLocked()
-	o.writing = w
-	o.mu.Unlock()
-	if err := o.gc.AsyncWrite(w, o.writtenFn); err != nil { // the loop is gone
-		o.markClosed()
-	}
+	o.writeLocked()
 	return nil
 }
 
-// writeDirectLocked writes buf to the socket from the calling goroutine,
-// once, and reports whether the socket took it all (what it did not take
-// stays in buf, for gnet). It may only when nothing else is on its way to
-// the socket: nothing with gnet and the loop not about to write (the
-// caller checked inflight and inTraffic), and gnet's outbound buffer empty
-// when last sampled. That sample is taken on the loop after every write
-// handed to gnet, before inflight is cleared, and only those writes add
-// to gnet's buffer: 0 means empty, and a stale non-zero only forgoes a
-// direct write. mu is held throughout, and gnet calls OnClose (which takes
-// mu) before it closes the descriptor, so fd is this connection's socket
-// while closed is false. (netio's outbox writes acks the same way.)
-func (o *outbox) writeDirectLocked() bool {
-	if o.fd < 0 || o.sock.Load() != 0 {
-		return false
+// writeLocked writes buf once, without waiting, on the calling goroutine;
+// what the socket does not take, and what gathers meanwhile, is the
+// writer's. mu is held, nothing else is being written and buf is not
+// empty; it unlocks.
+func (o *outbox) writeLocked() {
+	o.writing = true
+	out := o.takeLocked()
+	o.mu.Unlock()
+	n, err := o.s.tryWrite(out)
+	o.mu.Lock()
+	o.held = 0
+	switch {
+	case o.closed:
+		o.mu.Unlock()
+	case err != nil:
+		o.closeLocked()
+		o.mu.Unlock()
+		o.closeConn()
+	case n < len(out):
+		gathered := o.buf
+		o.buf = append(out[:copy(out, out[n:])], gathered...)
+		o.recycleLocked(gathered)
+		o.mu.Unlock()
+		o.wakeWriter()
+	default:
+		o.recycleLocked(out)
+		o.settleLocked()
 	}
-	n := writeFD(o.fd, o.buf)
-	o.buf = o.buf[:copy(o.buf, o.buf[n:])]
-	return len(o.buf) == 0
 }
 
-// swapLocked takes buf for writing and puts the spare in its place.
-func (o *outbox) swapLocked() []byte {
+// settleLocked ends a write that took everything it was given: the writer
+// takes what gathered meanwhile, or the connection is idle again (and
+// closed, if it was to close once written). Unlocks.
+func (o *outbox) settleLocked() {
+	if len(o.buf) > 0 {
+		o.mu.Unlock()
+		o.wakeWriter()
+		return
+	}
+	o.writing = false
+	o.closeIfAskedLocked()
+}
+
+// closeIfAskedLocked closes the connection, everything written, if it was
+// to close then. Unlocks.
+func (o *outbox) closeIfAskedLocked() {
+	shut := o.closeAfter && !o.closed
+	if shut {
+		o.closeLocked()
+	}
+	o.mu.Unlock()
+	if shut {
+		o.closeConn()
+	}
+}
+
+func (o *outbox) wakeWriter() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// writer is the connection's writer goroutine: woken when a write left
+// answers waiting, it writes them, waiting for the socket, until none is
+// left; it returns once the connection is closed.
+func (o *outbox) writer() {
+	for {
+		select {
+		case <-o.kick:
+		case <-o.stop:
+			return
+		}
+		o.mu.Lock()
+		for !o.closed && len(o.buf) > 0 {
+			out := o.takeLocked()
+			o.waited++
+			o.mu.Unlock()
+			_, err := o.s.write(out)
+			o.mu.Lock()
+			o.held = 0
+			o.recycleLocked(out)
+			if err != nil && !o.closed {
+				o.closeLocked()
+				o.mu.Unlock()
+				o.closeConn()
+				return
+			}
+		}
+		if o.closed {
+			o.mu.Unlock()
+			return
+		}
+		o.settleLocked()
+	}
+}
+
+// takeLocked takes buf for writing and puts the spare in its place.
+func (o *outbox) takeLocked() []byte {
 	b := o.buf
 	o.buf, o.spare = o.spare[:0], nil
+	o.held = len(b)
 	return b
 }
 
 // recycleLocked keeps a written buffer as the spare.
 func (o *outbox) recycleLocked(b []byte) {
-	if o.spare == nil && cap(b) <= spareKeepBytes {
+	if o.spare == nil && cap(b) <= spareKeepBytes && !o.closed {
 		o.spare = b[:0]
 	}
-}
-
-// written is the AsyncWrite callback, on the loop.
-func (o *outbox) written(_ gnet.Conn, err error) error {
-	o.mu.Lock()
-	o.recycleLocked(o.writing)
-	o.writing = nil
-	if err != nil {
-		o.inflight = false
-		o.closeLocked()
-		o.mu.Unlock()
-		return nil
-	}
-	o.drainLocked()
-	return nil
 }
 
 func (o *outbox) beginTraffic() {
@@ -133,52 +187,37 @@ func (o *outbox) beginTraffic() {
 	o.mu.Unlock()
 }
 
-// endTraffic writes, on the loop, what was answered during OnTraffic
-// (and meanwhile), unless a write is with gnet: its callback will.
+// endTraffic writes what was answered during a read (and meanwhile),
+// unless a write is under way: its writer takes it.
 func (o *outbox) endTraffic() {
 	o.mu.Lock()
 	o.inTraffic = false
-	if o.inflight {
+	switch {
+	case o.closed || o.writing:
 		o.mu.Unlock()
-		return
-	}
-	o.inflight = true
-	o.drainLocked()
-}
-
-// drainLocked runs on the loop with mu held and inflight set: it writes
-// buf until it is empty, clears inflight, closes the connection if asked
-// to or if its backlog passed the bound, and unlocks.
-func (o *outbox) drainLocked() {
-	for len(o.buf) > 0 && !o.closed {
-		out := o.swapLocked()
-		o.mu.Unlock()
-		_, err := o.gc.Write(out) // may close the connection: OnClose takes mu
-		o.mu.Lock()
-		o.recycleLocked(out)
-		if err != nil {
-			o.closeLocked()
-		}
-	}
-	o.inflight = false
-	backlog := o.gc.OutboundBuffered()
-	o.sock.Store(int64(backlog))
-	shut := !o.closed && (o.closeAfter || backlog > o.backlogMax)
-	o.mu.Unlock()
-	if shut {
-		_ = o.gc.Close()
+	case len(o.buf) > 0:
+		o.writeLocked()
+	default:
+		o.closeIfAskedLocked()
 	}
 }
 
 // closeAfterFlush closes the connection once everything given so far is
-// written. On the loop, in OnTraffic (endTraffic writes and closes).
+// written; nothing given later is.
 func (o *outbox) closeAfterFlush() {
 	o.mu.Lock()
 	o.closeAfter = true
-	o.mu.Unlock()
+	switch {
+	case o.closed || o.writing || o.inTraffic: // endTraffic or the write's end closes it
+		o.mu.Unlock()
+	case len(o.buf) > 0:
+		o.writeLocked()
+	default:
+		o.closeIfAskedLocked()
+	}
 }
 
-// markClosed is OnClose's: the connection is gone, answers are dropped.
+// markClosed is the connection's end: answers are dropped from here on.
 func (o *outbox) markClosed() {
 	o.mu.Lock()
 	o.closeLocked()
@@ -186,6 +225,10 @@ func (o *outbox) markClosed() {
 }
 
 func (o *outbox) closeLocked() {
+	if o.closed {
+		return
+	}
 	o.closed = true
 	o.buf, o.spare = nil, nil
+	close(o.stop)
 }

@@ -30,7 +30,7 @@ func (l *link) readAnswers(dc *dialConn) error {
 		}
 		n = copy(buf, buf[off:n])
 		buf = fitReadBuf(buf, n, need)
-		m, err := dc.nc.Read(buf[n:])
+		m, err := dc.s.Read(buf[n:])
 		if err != nil {
 			return err
 		}

@@ -1,152 +1,131 @@
 package peer
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"time"
-
-	"github.com/panjf2000/gnet/v2"
 )
 
-// server is the listening side of a TCP transport: a gnet engine of its
-// own on Config.Addr. OnOpen, OnTraffic and OnClose run on the
-// connection's event loop.
+// server is the listening side of a TCP transport: a listener on
+// Config.Addr, a goroutine accepting on it, and for every connection a
+// reader (serverConn.serve), the only reader of its socket, which runs the
+// Handler, and a writer for the answers a full socket leaves waiting.
+//
+// Goroutines, not a gnet event loop: a broker has a few peers, and a gnet
+// loop holds its Go processor while it waits in epoll_wait (netio's doc,
+// "Event loops and processors"), while a reader parked on Go's netpoller
+// holds none. On 2 vCPUs, with the client listener's loop and this one
+// both waiting, a forwarded publish's answer waited up to a hundred
+// microseconds for the runtime to take a processor back from one of them.
 type server struct {
-	gnet.BuiltinEventEngine
-	t  *TCP
-	mu sync.Mutex // guards unshaken
-	// unshaken are the connections still waiting for their PEER_HELLO,
-	// with when they opened: the ticker closes those past
-	// Config.HandshakeTimeout, so a connection that never handshakes
-	// holds nothing for long.
-	unshaken map[*serverConn]time.Time
-	eng      gnet.Engine
-	addr     net.Addr
-	hold     listenerHold
-	booted   chan struct{}
-	runDone  chan struct{}
-	runErr   error
+	t    *TCP
+	ln   net.Listener
+	addr net.Addr
+
+	mu     sync.Mutex // guards conns, closed
+	conns  map[*serverConn]struct{}
+	closed bool
+	wg     sync.WaitGroup // the acceptor, readers and writers
 }
 
-// serverReadBufferBytes is each event loop's read buffer: a frame that
-// arrives whole in one read is handled in place.
+// serverReadBufferBytes is a served connection's read buffer: a frame
+// that arrives whole in one read is handled where it lies.
 const serverReadBufferBytes = 256 << 10
 
 func newServer(t *TCP) *server {
-	return &server{t: t, unshaken: map[*serverConn]time.Time{}, booted: make(chan struct{}), runDone: make(chan struct{})}
+	return &server{t: t, conns: map[*serverConn]struct{}{}}
 }
 
-// start runs the engine and returns once its listener is bound.
+// start binds the listener and starts accepting.
 func (s *server) start() error {
-	opts := []gnet.Option{
-		gnet.WithMulticore(s.t.cfg.EventLoops > 1), gnet.WithNumEventLoop(s.t.cfg.EventLoops),
-		gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithReuseAddr(true), gnet.WithTicker(true),
-		gnet.WithReadBufferCap(serverReadBufferBytes), gnet.WithLogger(gnetLogger{s.t.cfg.Logger}),
+	ln, err := net.Listen("tcp", s.t.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("felix/peer: listening on %s: %w", s.t.cfg.Addr, err)
 	}
-	go func() {
-		s.runErr = gnet.Run(s, "tcp://"+s.t.cfg.Addr, opts...)
-		close(s.runDone)
-	}()
-	select {
-	case <-s.booted:
-		return nil
-	case <-s.runDone:
-		return fmt.Errorf("felix/peer: listening on %s: %w", s.t.cfg.Addr, s.runErr)
-	}
+	s.ln, s.addr = ln, ln.Addr()
+	s.wg.Add(1)
+	go s.accept()
+	return nil
 }
 
-// stop shuts the listener (so that nothing accepted is left unserved) and
-// stops the engine, closing every connection.
-func (s *server) stop() {
-	defer s.hold.release()
-	if s.hold.shut() {
-		select {
-		case <-s.runDone:
-			return
-		case <-time.After(listenerShutWaitMax):
-		}
-	}
-	done, cancel := context.WithCancel(context.Background())
-	cancel() // gnet's Stop then only signals; runDone says when it is over
-	_ = s.eng.Stop(done)
-	<-s.runDone
-}
-
-// listenerShutWaitMax bounds the wait for gnet to stop by itself once its
-// listener is shut; past it the engine is told to stop.
-const listenerShutWaitMax = 2 * time.Second
-
-func (s *server) OnBoot(eng gnet.Engine) gnet.Action {
-	s.eng = eng
-	s.hold = holdListener(eng)
-	s.addr = s.hold.addr(s.t.cfg.Addr)
-	close(s.booted)
-	return gnet.None
-}
-
-func (s *server) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	sc := newServerConn(s.t, gc)
-	gc.SetContext(sc)
-	s.mu.Lock()
-	s.unshaken[sc] = time.Now()
-	s.mu.Unlock()
-	return nil, gnet.None
-}
-
-// shaken is called on the loop once sc's handshake is answered, or it
-// closes.
-func (s *server) shaken(sc *serverConn) {
-	s.mu.Lock()
-	delete(s.unshaken, sc)
-	s.mu.Unlock()
-}
-
-// OnTick closes the connections past their handshake timeout; on gnet's
-// ticker goroutine.
-func (s *server) OnTick() (time.Duration, gnet.Action) {
-	limit := s.t.cfg.HandshakeTimeout
-	now := time.Now()
-	s.mu.Lock()
-	for sc, opened := range s.unshaken {
-		if now.Sub(opened) >= limit {
-			delete(s.unshaken, sc)
-			_ = sc.gc.Close()
-		}
-	}
-	s.mu.Unlock()
-	return max(limit/4, 10*time.Millisecond), gnet.None
-}
-
-func (s *server) OnTraffic(gc gnet.Conn) gnet.Action {
-	sc, ok := gc.Context().(*serverConn)
-	if !ok {
-		return gnet.Close
-	}
-	sc.traffic()
-	return gnet.None
-}
-
-func (s *server) OnClose(gc gnet.Conn, err error) gnet.Action {
-	if sc, ok := gc.Context().(*serverConn); ok {
-		s.shaken(sc)
-		sc.out.markClosed()
+// accept serves every connection the listener takes until it is closed;
+// a failed accept (out of descriptors) is retried after a pause that
+// doubles up to acceptPauseMax.
+func (s *server) accept() {
+	defer s.wg.Done()
+	var pause time.Duration
+	for {
+		nc, err := s.ln.Accept()
 		if err != nil {
-			s.t.cfg.Logger.Debug("peer connection closed", "peer", sc.ses.peer, "err", err)
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			pause = min(max(2*pause, acceptPauseMin), acceptPauseMax)
+			s.t.cfg.Logger.Debug("peer accept failed", "err", err, "retry_in", pause)
+			time.Sleep(pause)
+			continue
 		}
+		pause = 0
+		s.open(nc)
 	}
-	return gnet.None
 }
 
-// gnetLogger sends gnet's logging to the transport's: its chatter to
-// Debug.
-type gnetLogger struct {
-	l interface{ Debug(string, ...any) }
+// Bounds of the pause after a failed accept.
+const (
+	acceptPauseMin = 5 * time.Millisecond
+	acceptPauseMax = time.Second
+)
+
+// open starts serving nc, unless stop has begun.
+func (s *server) open(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	sc := newServerConn(s.t, newSock(nc, s.t.cfg.WriteTimeout))
+	sc.onClose = func() { s.forget(sc) }
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return
+	}
+	s.conns[sc] = struct{}{}
+	s.wg.Add(2)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		sc.out.writer()
+	}()
+	go func() {
+		defer s.wg.Done()
+		sc.serve()
+	}()
 }
 
-func (g gnetLogger) Debugf(format string, args ...any) { g.l.Debug(fmt.Sprintf(format, args...)) }
-func (g gnetLogger) Infof(format string, args ...any)  { g.l.Debug(fmt.Sprintf(format, args...)) }
-func (g gnetLogger) Warnf(format string, args ...any)  { g.l.Debug(fmt.Sprintf(format, args...)) }
-func (g gnetLogger) Errorf(format string, args ...any) { g.l.Debug(fmt.Sprintf(format, args...)) }
-func (g gnetLogger) Fatalf(format string, args ...any) { g.l.Debug(fmt.Sprintf(format, args...)) }
+// forget drops a closed connection.
+func (s *server) forget(sc *serverConn) {
+	s.mu.Lock()
+	delete(s.conns, sc)
+	s.mu.Unlock()
+}
+
+// stop closes the listener, then every connection, and waits for their
+// goroutines: nothing accepted is left unserved.
+func (s *server) stop() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	_ = s.ln.Close()
+	s.mu.Lock()
+	conns := make([]*serverConn, 0, len(s.conns))
+	for sc := range s.conns {
+		conns = append(conns, sc)
+	}
+	s.mu.Unlock()
+	for _, sc := range conns {
+		sc.close()
+	}
+	s.wg.Wait()
+}

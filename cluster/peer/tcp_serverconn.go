@@ -1,77 +1,128 @@
 package peer
 
 import (
+	"io"
+	"sync"
 	"sync/atomic"
-
-	"github.com/panjf2000/gnet/v2"
+	"time"
 
 	"github.com/felixbroker/felix/netio/wire"
 )
 
-// serverConn is one connection a peer dialled to this broker. The fields
-// under "loop" are its event loop's alone.
-type serverConn struct {
-	t    *TCP
-	gc   gnet.Conn
-	out  outbox
-	busy atomic.Int64 // requests in service: handed over, not yet answered
-
-	// loop
-	reader    wire.Reader
-	part      []byte  // the start of a frame a read left unfinished
-	ses       session // set by the handshake
-	helloDone bool
-	refusing  bool // a fatal error was answered: ignore everything until the close
+// servedSocket is what a served connection needs of its socket: a *sock,
+// or a test's fake.
+type servedSocket interface {
+	io.Reader
+	SetReadDeadline(t time.Time) error
+	tryWrite(b []byte) (int, error)
+	write(b []byte) (int, error)
+	close()
 }
 
-// partKeepBytes bounds the unfinished-frame buffer kept after its frame.
-const partKeepBytes = 1 << 20
+// serverConn is one connection a peer dialled to this broker. The fields
+// under "reader" are its reader goroutine's alone.
+type serverConn struct {
+	t       *TCP
+	s       servedSocket
+	out     outbox
+	busy    atomic.Int64 // requests in service: handed over, not yet answered
+	onClose func()       // the server forgets it
+	once    sync.Once
 
-func newServerConn(t *TCP, gc gnet.Conn) *serverConn {
-	sc := &serverConn{t: t, gc: gc, reader: wire.Reader{Limits: t.lim}}
-	sc.out.init(gc, answerBacklogBytesMax(t.me.frameBytesMax))
+	// reader
+	reader    wire.Reader
+	ses       session // set by the handshake
+	helloDone bool
+	refusing  bool // a fatal error was answered: read nothing more
+}
+
+func newServerConn(t *TCP, s servedSocket) *serverConn {
+	sc := &serverConn{t: t, s: s, reader: wire.Reader{Limits: t.lim}}
+	sc.out.init(s, answerBacklogBytesMax(t.me.frameBytesMax), sc.close)
 	return sc
 }
 
-// traffic is OnTraffic: handle every whole frame the read brought, keep
-// the start of the next, then write the answers given meanwhile in one go.
-func (sc *serverConn) traffic() {
-	sc.out.beginTraffic()
-	sc.readFrames()
-	sc.out.endTraffic()
-}
-
-// readFrames consumes every byte gnet holds: whole frames are handled
-// where they lie in the loop's read buffer, the start of one still
-// arriving is copied into part (so gnet's own inbound buffer is never
-// used). A frame is checked (its size against the limits, its type, HELLO
-// first) as soon as its header is in, before its body is waited for.
-func (sc *serverConn) readFrames() {
-	if len(sc.part) == 0 || sc.finishPart() {
-		sc.readWhole()
-	}
+// serve is the connection's reader: it handles every frame the peer sends
+// until the connection fails, the peer closes it, or a refusal ends it
+// (the outbox closes the connection once the refusal is written). A
+// connection that sends no whole PEER_HELLO within HandshakeTimeout is
+// closed.
+func (sc *serverConn) serve() {
+	_ = sc.s.SetReadDeadline(time.Now().Add(sc.t.cfg.HandshakeTimeout))
+	err := sc.readFrames(sc.s)
 	if sc.refusing {
-		_, _ = sc.gc.Discard(sc.gc.InboundBuffered())
+		return
+	}
+	sc.t.cfg.Logger.Debug("peer connection closed", "peer", sc.ses.peer, "err", err)
+	sc.close()
+}
+
+// readFrames reads r until it fails or a refusal: every frame that lies
+// whole in a read is handled where it lies, in the read buffer, and the
+// answers given meanwhile leave in one write at the end of the read; the
+// start of the next frame stays at the buffer's head for the next read.
+// A frame is checked (its size against the limits, its type, PEER_HELLO
+// first) as soon as its header is in, before its body is waited for, and
+// the buffer grows for a larger frame only as its bytes arrive.
+func (sc *serverConn) readFrames(r io.Reader) error {
+	buf := make([]byte, serverReadBufferBytes)
+	n := 0
+	for {
+		m, err := r.Read(buf[n:])
+		if m > 0 {
+			off, need := sc.traffic(buf[:n+m])
+			if sc.refusing {
+				return nil
+			}
+			n = copy(buf, buf[off:n+m])
+			buf = fitServedBuf(buf, n, need)
+		}
+		if err != nil {
+			return err
+		}
 	}
 }
 
-// readWhole handles the frames lying whole in the read, in place, and
-// keeps the start of the next.
-func (sc *serverConn) readWhole() {
+// traffic handles the whole frames at the start of b, then writes the
+// answers given meanwhile in one go; off is where the unfinished rest
+// starts, need what it still lacks.
+func (sc *serverConn) traffic(b []byte) (off, need int) {
+	sc.out.beginTraffic()
+	off, need = sc.consume(b)
+	sc.out.endTraffic()
+	return off, need
+}
+
+// consume handles every whole frame at the start of b.
+func (sc *serverConn) consume(b []byte) (off, need int) {
 	for !sc.refusing {
-		n := sc.gc.InboundBuffered()
-		if n == 0 {
-			return
-		}
-		buf, _ := sc.gc.Peek(n)
-		f, need, err := sc.reader.Next(buf)
-		if !sc.admit(f, need, err, len(buf)) {
-			sc.keepPart(buf)
-			return
+		f, need, err := sc.reader.Next(b[off:])
+		if !sc.admit(f, need, err, len(b)-off) {
+			return off, need
 		}
 		sc.handle(f)
-		_, _ = sc.gc.Discard(f.Size())
+		off += f.Size()
 	}
+	return len(b), 0
+}
+
+// fitServedBuf is buf, or, when buf is full of a frame's start, one twice
+// its size (the frame's whole size at most, declared by a header already
+// checked): a peer that declares a large frame and sends little of it
+// holds little. Once a large frame is done, a buffer of the usual size
+// again.
+func fitServedBuf(buf []byte, n, need int) []byte {
+	switch {
+	case n == len(buf) && need > 0:
+		bigger := make([]byte, min(n+need, 2*len(buf)))
+		copy(bigger, buf[:n])
+		return bigger
+	case len(buf) > readBufKeepBytes && n+need <= serverReadBufferBytes:
+		smaller := make([]byte, serverReadBufferBytes)
+		copy(smaller, buf[:n])
+		return smaller
+	}
+	return buf
 }
 
 // admit reports whether the Reader found a whole frame to handle; a frame
@@ -88,50 +139,6 @@ func (sc *serverConn) admit(f wire.Frame, need int, err error, have int) bool {
 		return true
 	}
 	return false
-}
-
-// keepPart copies the unfinished frame a read left into part and consumes
-// the read.
-func (sc *serverConn) keepPart(rest []byte) {
-	if !sc.refusing {
-		sc.part = append(sc.part[:0], rest...)
-	}
-	_, _ = sc.gc.Discard(len(rest))
-}
-
-// finishPart adds to part what its frame still lacks, as far as the read
-// holds it, and handles the frame once whole; false while it is not.
-func (sc *serverConn) finishPart() bool {
-	for {
-		f, need, err := sc.reader.Next(sc.part)
-		if !sc.admit(f, need, err, len(sc.part)) {
-			if sc.refusing {
-				sc.dropPart()
-				return false
-			}
-			n := min(need, sc.gc.InboundBuffered())
-			if n == 0 {
-				return false
-			}
-			more, _ := sc.gc.Peek(n)
-			sc.part = append(sc.part, more...)
-			_, _ = sc.gc.Discard(n)
-			continue
-		}
-		sc.handle(f)
-		sc.dropPart()
-		return true
-	}
-}
-
-// dropPart lets go of a handled unfinished frame, keeping its buffer for
-// the next one unless it is large.
-func (sc *serverConn) dropPart() {
-	if cap(sc.part) > partKeepBytes {
-		sc.part = nil
-		return
-	}
-	sc.part = sc.part[:0]
 }
 
 // handle is one whole frame.
@@ -157,7 +164,7 @@ func (sc *serverConn) handshake(f wire.Frame) {
 		return
 	}
 	sc.ses, sc.helloDone = ses, true
-	sc.t.srv.shaken(sc)
+	_ = sc.s.SetReadDeadline(time.Time{})
 	_ = sc.out.send(f.RequestID, wire.AppendPeerHelloOK(nil, f.RequestID, ok))
 }
 
@@ -175,6 +182,18 @@ func (sc *serverConn) answer(id uint64, frame []byte) error {
 	}
 	sc.busy.Add(-1)
 	return sc.out.send(id, frame)
+}
+
+// close ends the connection, once: its answers are dropped from here on.
+// Any goroutine.
+func (sc *serverConn) close() {
+	sc.once.Do(func() {
+		sc.out.markClosed()
+		sc.s.close()
+		if sc.onClose != nil {
+			sc.onClose()
+		}
+	})
 }
 
 // checkAnswer is checkFrame for an answer, within the asking broker's

@@ -111,8 +111,8 @@ func TestTCPFailsWrittenRequestsAsUnknownAndBufferedOnesAsNotSent(t *testing.T) 
 	<-g.blocked
 	send("buffered 1")
 	send("buffered 2")
-	_ = g.Conn.Close() // the connection fails under them
-	close(g.release)
+	_ = g.Conn.Close() // the connection fails under them: its reader fails them first
+	defer close(g.release)
 	sent, notSent := 0, 0
 	for range 5 {
 		o := receive(t, out, eventWait)

@@ -66,7 +66,7 @@ type Call struct {
 // Handler serves the requests peers send.
 type Handler interface {
 	// ServePeer handles one request from broker `from`. It runs on a
-	// transport goroutine (for TCP, the connection's gnet event loop) and
+	// transport goroutine (for TCP, the connection's reader) and
 	// must not block: it answers through r, now or later, from any
 	// goroutine, exactly once. req aliases the transport's read buffer
 	// and is valid only until ServePeer returns; copy what outlives it.
