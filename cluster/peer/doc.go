@@ -89,10 +89,12 @@
 // their frames to the link's buffer while one write is under way, and the
 // next write takes them all. The caller that finds no write under way
 // writes itself, with no hand-off: a Call waits for the socket (at most
-// WriteTimeout); a Send writes once without waiting (a non-blocking write
-// on the socket's descriptor, so an event loop can Send), and what the
-// socket does not take, like what gathers during a caller's write, is the
-// flusher's, which writes it waiting. A Send's write that fails is left to
+// WriteTimeout); a Send alone in flight on its link, or one of a large
+// frame (directFrameBytesMin), writes once without waiting (a non-blocking
+// write on the socket's descriptor, so an event loop can Send), and what
+// the socket does not take, like what gathers during a caller's write, is
+// the flusher's, which writes it waiting. A small Send among others in
+// flight leaves its frame to the flusher, whose writes gather them. A Send's write that fails is left to
 // the flusher too, which fails the connection: no Done runs inside Send.
 // A write the socket took only part of counts as sent up to its last
 // whole frame. Two buffers alternate, kept up to spareKeepBytes.

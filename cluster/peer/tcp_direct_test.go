@@ -3,6 +3,7 @@ package peer
 import (
 	"bytes"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -114,9 +115,9 @@ func TestTCPSendWritesOnItsCallersGoroutineOnAnIdleLink(t *testing.T) {
 	}
 }
 
-// Sends made while others await their answers leave their frames to the
-// flusher, whose writes gather them: a pipelining caller makes few writes,
-// not one per request.
+// Small Sends made while others await their answers leave their frames to
+// the flusher, whose writes gather them: a pipelining caller makes few
+// writes, not one per request.
 func TestTCPSendsAmongOthersInFlightGatherForTheFlusher(t *testing.T) {
 	a, b := pair(t, nil)
 	hd := newHeld()
@@ -140,8 +141,20 @@ func TestTCPSendsAmongOthersInFlightGatherForTheFlusher(t *testing.T) {
 		t.Fatalf("%d of %d Sends with others in flight wrote themselves", directs, n)
 	}
 	t.Logf("%d requests in %d writes", n, writes)
+	// A large one writes itself all the same: gathering saves little.
+	waitWritten(t, l)
+	if err := a.Send(asyncCall("b", valued(n, directFrameBytesMin), 0, out)); err != nil {
+		t.Fatal(err)
+	}
+	hd.await(t, 1, eventWait)
+	l.core.mu.Lock()
+	directs = l.directs
+	l.core.mu.Unlock()
+	if directs != 1 {
+		t.Fatalf("a Send of %d bytes among others in flight left its frame to the flusher", directFrameBytesMin)
+	}
 	hd.answerAll()
-	for range n {
+	for range n + 1 {
 		if o := receive(t, out, eventWait); o.err != nil {
 			t.Fatal(o.err)
 		}
@@ -173,6 +186,25 @@ func TestTCPSendLeavesWhatAFullSocketDoesNotTakeToTheFlusher(t *testing.T) {
 	echoAll(t, nc, 1)
 	if o := receive(t, out, eventWait); o.err != nil || len(o.value) != size || !bytes.HasPrefix(o.value, []byte("1:")) {
 		t.Fatalf("answer %q (%d bytes), %v", o.value[:min(len(o.value), 8)], len(o.value), o.err)
+	}
+}
+
+// waitWritten waits until no write is under way on l (the flusher has
+// seen its buffer empty).
+func waitWritten(t *testing.T, l *link) {
+	t.Helper()
+	deadline := time.Now().Add(eventWait)
+	for {
+		l.core.mu.Lock()
+		busy := l.flushing
+		l.core.mu.Unlock()
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the link's write never ended")
+		}
+		runtime.Gosched()
 	}
 }
 
