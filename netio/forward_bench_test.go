@@ -122,7 +122,7 @@ func benchForwardedWindow(b *testing.B, ingress, owner *Server, ref wire.StreamR
 
 // benchForwardingPair starts "a" and "b" with peer.TCP transports on
 // loopback and a memory stream of one shard, led by "b".
-func benchForwardingPair(b *testing.B) (ingress, owner *Server, ref wire.StreamRef) {
+func benchForwardingPair(b testing.TB) (ingress, owner *Server, ref wire.StreamRef) {
 	var mu sync.Mutex
 	addrs := map[string]string{}
 	resolve := func(id string) (string, error) {

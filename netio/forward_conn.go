@@ -51,7 +51,7 @@ func (a *forwardAnswer) Answered(answer wire.Frame, err *wire.Error) {
 		a.c.sendError(a.requestID, err)
 	} else {
 		b := a.c.out.begin()
-		a.c.out.commit(wire.AppendFrame(b, answer.Type, answer.Flags, a.requestID, answer.Body))
+		a.c.out.commitDirect(wire.AppendFrame(b, answer.Type, answer.Flags, a.requestID, answer.Body))
 	}
 	a.release()
 }

@@ -168,6 +168,25 @@ func (o *outbox) unlockOverCap() {
 	}
 }
 
+// commitDirect is commit for an answer given off the loop, long after the
+// loop went back to waiting: a forwarded request's, told by the peer
+// transport's reader a round trip to the leader later. It writes straight
+// to the socket from the calling goroutine when nothing else is on its
+// way (writeDirectLocked), as FlushAcks does after an fdatasync, and
+// hands gnet only what the socket did not take: no loop wake-up, and
+// nothing allocated (gnet's AsyncWrite allocates its task). On the loop
+// in OnTraffic it is commit: the loop's flush writes.
+func (o *outbox) commitDirect(b []byte) {
+	if !o.takeLocked(b) {
+		return
+	}
+	if !o.inflight && !o.deferred {
+		o.writeDirectLocked()
+	}
+	o.kickLocked()
+	o.unlockOverCap()
+}
+
 // FlushAcks writes what the flush's answers committed: straight to the
 // socket from the committer when ackDirect says so and it can, the rest
 // through gnet.

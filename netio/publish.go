@@ -208,7 +208,7 @@ func (w *ackWaiter) sendAck(b *engine.AckBatch, runs []engine.AckRun) {
 		o.commitIn(buf, b)
 		return
 	}
-	o.commit(buf)
+	o.commitDirect(buf) // off the loop only for a forwarded part, last to be acknowledged
 }
 
 // release ends the publish's unit of work and pools the waiter.
