@@ -22,7 +22,7 @@ func TestAForwardedPublishOverTCPAllocatesNothingOnEitherBroker(t *testing.T) {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
 	ingress, _, ref := benchForwardingPair(t)
-	c := dialClient(t, ingress)
+	c := dialClientAt(t, ingress.Addr().String())
 	for _, batch := range []int{1, 64} {
 		frame := publishFrame(ref, batch)
 		var id uint64
@@ -45,20 +45,21 @@ func TestAForwardedPublishOverTCPAllocatesNothingOnEitherBroker(t *testing.T) {
 	}
 }
 
-// dialClient is dialBench for a test: a HELLO'd client of s.
-func dialClient(t *testing.T, s *Server) *benchConn {
-	t.Helper()
-	nc, err := net.Dial("tcp", s.Addr().String())
+// dialClientAt is dialBench by address, for tests too: a client of the
+// server at addr, past its HELLO.
+func dialClientAt(tb testing.TB, addr string) *benchConn {
+	tb.Helper()
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { nc.Close() })
+	tb.Cleanup(func() { nc.Close() })
 	c := &benchConn{nc: nc, r: bufio.NewReaderSize(nc, 64<<10)}
 	if _, err := nc.Write(wire.AppendHello(nil, 1, wire.Hello{VersionMin: 1, VersionMax: 1, Features: wire.FeaturesAll})); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if typ, err := c.readFrame(); err != nil || typ != wire.TypeHelloOK {
-		t.Fatalf("hello: %v %v", typ, err)
+		tb.Fatalf("hello: %v %v", typ, err)
 	}
 	return c
 }

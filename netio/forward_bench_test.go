@@ -36,7 +36,7 @@ import (
 func BenchmarkDirectPublish(b *testing.B) {
 	_, owner, ref := benchForwardingPair(b)
 	b.Run("single-latency", func(b *testing.B) {
-		c := dialBench(b, owner)
+		c := dialClientAt(b, owner.Addr().String())
 		b.ReportAllocs()
 		b.ResetTimer()
 		p := roundTripP50(b, c, ref, b.N)
@@ -48,8 +48,9 @@ func BenchmarkDirectPublish(b *testing.B) {
 
 func BenchmarkForwardedPublish(b *testing.B) {
 	ingress, owner, ref := benchForwardingPair(b)
-	b.Run("single-latency", func(b *testing.B) { benchForwardedLatency(b, ingress, owner, ref) })
-	b.Run("batch64", func(b *testing.B) { benchForwardedWindow(b, ingress, owner, ref, 64, 16) })
+	in, own := ingress.Addr().String(), owner.Addr().String()
+	b.Run("single-latency", func(b *testing.B) { benchForwardedLatency(b, in, own, ref) })
+	b.Run("batch64", func(b *testing.B) { benchForwardedWindow(b, in, own, ref, 64, 16) })
 }
 
 // benchRounds is how many rounds a forwarded benchmark splits n into: up
@@ -71,12 +72,12 @@ func median(d []float64) float64 {
 	return d[len(d)/2]
 }
 
-// benchForwardedLatency publishes one record at a time through ingress,
-// in rounds that each first measure a loopback round trip and the same
-// publishes through owner.
-func benchForwardedLatency(b *testing.B, ingress, owner *Server, ref wire.StreamRef) {
+// benchForwardedLatency publishes one record at a time through the
+// ingress's client address, in rounds that each first measure a loopback
+// round trip and the same publishes through the owner's.
+func benchForwardedLatency(b *testing.B, ingress, owner string, ref wire.StreamRef) {
 	probe := newRTTProbe(b)
-	fc, dc := dialBench(b, ingress), dialBench(b, owner)
+	fc, dc := dialClientAt(b, ingress), dialClientAt(b, owner)
 	rounds := benchRounds(b.N, 500)
 	var fwd, direct, rtt, excess []float64
 	b.ReportAllocs()
@@ -97,10 +98,11 @@ func benchForwardedLatency(b *testing.B, ingress, owner *Server, ref wire.Stream
 	b.ReportMetric(median(excess), "excess-µs")
 }
 
-// benchForwardedWindow is benchWindow through ingress, in rounds that
-// each first run the same frames through owner.
-func benchForwardedWindow(b *testing.B, ingress, owner *Server, ref wire.StreamRef, batch, window int) {
-	fc, dc := dialBench(b, ingress), dialBench(b, owner)
+// benchForwardedWindow is benchWindow through the ingress's client
+// address, in rounds that each first run the same frames through the
+// owner's.
+func benchForwardedWindow(b *testing.B, ingress, owner string, ref wire.StreamRef, batch, window int) {
+	fc, dc := dialClientAt(b, ingress), dialClientAt(b, owner)
 	frame := publishFrame(ref, batch)
 	frames := (b.N + batch - 1) / batch
 	rounds := benchRounds(frames, 64)
@@ -120,58 +122,64 @@ func benchForwardedWindow(b *testing.B, ingress, owner *Server, ref wire.StreamR
 	b.ReportMetric(median(ratios), "x-direct")
 }
 
-// benchForwardingPair starts "a" and "b" with peer.TCP transports on
-// loopback and a memory stream of one shard, led by "b".
+// benchForwardingStream is the stream the forwarding benchmarks publish
+// to: one shard, kept in memory, led by "b".
+var benchForwardingStream = engine.StreamID{Tenant: "bench", Namespace: "net", Name: "forwarded"}
+
+// benchForwardingPair starts "a" and "b" in this process, with peer.TCP
+// transports on loopback.
 func benchForwardingPair(b testing.TB) (ingress, owner *Server, ref wire.StreamRef) {
-	var mu sync.Mutex
-	addrs := map[string]string{}
+	var book sync.Map
 	resolve := func(id string) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if a, ok := addrs[id]; ok {
-			return a, nil
+		if a, ok := book.Load(id); ok {
+			return a.(string), nil
 		}
 		return "", errors.New("no such broker")
 	}
-	id := engine.StreamID{Tenant: "bench", Namespace: "net", Name: "forwarded"}
 	servers := map[string]*Server{}
 	for _, name := range []string{"a", "b"} {
-		tr, err := peer.Listen(peer.Config{ID: name, Addr: "127.0.0.1:0", Resolve: resolve})
-		if err != nil {
-			b.Fatal(err)
-		}
-		mu.Lock()
-		addrs[name] = tr.Addr().String()
-		mu.Unlock()
-		r := newRoutes(name, "b")
-		fwd, err := NewForwarder(ForwarderConfig{Peers: tr, Router: r})
-		if err != nil {
-			b.Fatal(err)
-		}
-		e, err := engine.Open(engine.Options{Owner: r, Forward: fwd, MemoryShardBytes: 64 << 20})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := e.CreateStream(id, engine.StreamConfig{Shards: 1}); err != nil {
-			b.Fatal(err)
-		}
-		s, err := NewServer(Config{Addr: "127.0.0.1:0", Engine: e, Owner: r, Forwarder: fwd, BrokerID: name,
-			Multicore: true, EventLoops: benchLoops()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		tr.Handle(s)
-		if err := s.Start(); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() {
-			s.Stop(b.Context())
-			tr.Close()
-			e.Close()
-		})
+		s, tr := startBenchBroker(b, name, resolve)
+		book.Store(name, tr.Addr().String())
 		servers[name] = s
 	}
-	return servers["a"], servers["b"], wireRef(id)
+	return servers["a"], servers["b"], wireRef(benchForwardingStream)
+}
+
+// startBenchBroker starts broker name: its peer.TCP transport and client
+// server on loopback, an engine holding benchForwardingStream, and a
+// Forwarder to "b" over the transport, stopped when the benchmark ends.
+func startBenchBroker(b testing.TB, name string, resolve func(string) (string, error)) (*Server, *peer.TCP) {
+	tr, err := peer.Listen(peer.Config{ID: name, Addr: "127.0.0.1:0", Resolve: resolve})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := newRoutes(name, "b")
+	fwd, err := NewForwarder(ForwarderConfig{Peers: tr, Router: r})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := engine.Open(engine.Options{Owner: r, Forward: fwd, MemoryShardBytes: 64 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.CreateStream(benchForwardingStream, engine.StreamConfig{Shards: 1}); err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewServer(Config{Addr: "127.0.0.1:0", Engine: e, Owner: r, Forwarder: fwd, BrokerID: name,
+		Multicore: true, EventLoops: benchLoops()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr.Handle(s)
+	if err := s.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		s.Stop(b.Context())
+		tr.Close()
+		e.Close()
+	})
+	return s, tr
 }
 
 // roundTripP50 is the p50 of n publishes of one record, each waiting for
@@ -196,7 +204,7 @@ func roundTripP50(b *testing.B, c *benchConn, ref wire.StreamRef, n int) time.Du
 // benchWindow publishes b.N records in frames of batch, with up to window
 // frames awaiting their ack.
 func benchWindow(b *testing.B, s *Server, ref wire.StreamRef, batch, window int) {
-	c := dialBench(b, s)
+	c := dialClientAt(b, s.Addr().String())
 	frame := publishFrame(ref, batch)
 	b.SetBytes(benchRecordBytes)
 	b.ReportAllocs()

@@ -28,7 +28,7 @@ const benchPublishers = 16
 
 func BenchmarkDirectPublish16(b *testing.B) {
 	_, owner, ref := benchForwardingPair(b)
-	pubs := dialPublishers(b, owner, ref)
+	pubs := dialPublishers(b, owner.Addr().String(), ref)
 	b.SetBytes(benchRecordBytes)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -37,6 +37,12 @@ func BenchmarkDirectPublish16(b *testing.B) {
 
 func BenchmarkForwardedPublish16(b *testing.B) {
 	ingress, owner, ref := benchForwardingPair(b)
+	benchPublishers16(b, ingress.Addr().String(), owner.Addr().String(), ref)
+}
+
+// benchPublishers16 is BenchmarkForwardedPublish16 through the client
+// addresses of an ingress and the owner.
+func benchPublishers16(b *testing.B, ingress, owner string, ref wire.StreamRef) {
 	direct, forwarded := dialPublishers(b, owner, ref), dialPublishers(b, ingress, ref)
 	rounds := benchRounds(b.N, 2000)
 	var ratios []float64
@@ -116,12 +122,12 @@ type benchPublisher struct {
 	frame []byte
 }
 
-// dialPublishers connects benchPublishers clients to s, each with its own
-// publish frame.
-func dialPublishers(b *testing.B, s *Server, ref wire.StreamRef) []benchPublisher {
+// dialPublishers connects benchPublishers clients to the client address
+// addr, each with its own publish frame.
+func dialPublishers(b *testing.B, addr string, ref wire.StreamRef) []benchPublisher {
 	pubs := make([]benchPublisher, benchPublishers)
 	for i := range pubs {
-		pubs[i] = benchPublisher{c: dialBench(b, s), frame: publishFrame(ref, 1)}
+		pubs[i] = benchPublisher{c: dialClientAt(b, addr), frame: publishFrame(ref, 1)}
 	}
 	return pubs
 }
