@@ -106,7 +106,8 @@
 //     with a fake time instead of waiting.
 //   - Forwarding (see Forwarding): the leaders' answers to this broker's
 //     FORWARDs run on the peer transport's goroutines (forwardCall.done)
-//     and only encode into outboxes, as a log committer does. A relay
+//     and only encode into outboxes and write them (outbox.commitDirect),
+//     as a log committer does. A relay
 //     connection's traffic runs on the peer transport's goroutine that
 //     called ServePeer, holding the relay's loop mutex; one writer
 //     goroutine per relay connection runs its write callbacks and
@@ -139,7 +140,9 @@
 // costs more than the write. It holds outbox.mu across the write, and
 // gnet calls OnClose (which takes it) before it closes the descriptor, so
 // the descriptor is the connection's own. What the socket does not take is
-// handed to gnet as usual.
+// handed to gnet as usual. A forwarded request's answer, given by the
+// peer transport's reader a round trip after the loop went back to
+// waiting, is written the same way, on the same terms (commitDirect).
 //
 // # Event loops and processors
 //

@@ -187,9 +187,9 @@ func (l *link) aloneLocked() bool { return len(l.core.free) == len(l.core.slots)
 
 // directFrameBytesMin is the frame a Send writes itself even among others
 // in flight: gathering it with others would save a write's fixed cost,
-// small beside its bytes', and waking the flusher costs a hand-off. (64
-// pipelined publishes of 64 KiB, forwarded from an event loop: 0.51-0.60
-// of the direct bandwidth through the flusher, 0.70-0.86 written by the
+// small beside its bytes', and waking the flusher costs a hand-off.
+// (Pipelined publishes of 64 KiB, forwarded from an event loop: 0.49-0.65
+// of the direct bandwidth through the flusher, 0.65-0.86 written by the
 // loop.)
 const directFrameBytesMin = 16 << 10
 
