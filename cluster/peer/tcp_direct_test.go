@@ -251,25 +251,60 @@ func TestTCPConcurrentSendsAreEachAnsweredOnceWithTheirOwnAnswer(t *testing.T) {
 	t.Logf("%d requests in %d writes", frames, writes)
 }
 
-// wholeUpTo finds the last frame a partial write handed over whole: a
-// frame cut anywhere, its header included, does not count.
-func TestWholeUpToCountsOnlyFramesWrittenWhole(t *testing.T) {
+// A write cut short counts as sent up to its last whole frame: a frame
+// cut anywhere, its header included, does not count, and the next write,
+// which starts by finishing it, counts it once it is whole.
+func TestAWriteCountsOnlyTheFramesItHandedOverWhole(t *testing.T) {
 	var out []byte
 	var ends []int
 	for seq := uint64(7); seq <= 9; seq++ {
 		out = appendWithID(out, pub(make([]byte, 10*int(seq))), seq<<idSlotBits|3)
 		ends = append(ends, len(out))
 	}
+	w := writeStart{sent: 6}
 	cases := []struct {
-		n    int
-		want uint64
+		n          int
+		sent       uint64
+		rest       int
+		restOfSeq  uint64
+		describing string
 	}{
-		{0, 6}, {1, 6}, {ends[0] - 1, 6}, {ends[0], 7}, {ends[0] + wire.HeaderSize, 7},
-		{ends[1], 8}, {ends[2] - 1, 8}, {ends[2], 9},
+		{0, 6, 0, 0, "nothing"},
+		{1, 6, ends[0] - 1, 7, "a byte of the first"},
+		{ends[0] - 1, 6, 1, 7, "all but a byte of the first"},
+		{ends[0], 7, 0, 0, "the first"},
+		{ends[0] + wire.HeaderSize, 7, ends[1] - ends[0] - wire.HeaderSize, 8, "the first and a header"},
+		{ends[1], 8, 0, 0, "two"},
+		{ends[2] - 1, 8, 1, 9, "all but a byte"},
+		{ends[2], 9, 0, 0, "all"},
 	}
 	for _, c := range cases {
-		if got := wholeUpTo(out, c.n, 6); got != c.want {
-			t.Errorf("written %d of %v: sent %d, want %d", c.n, ends, got, c.want)
+		sent, rest, seq := w.upTo(out, c.n)
+		if sent != c.sent || rest != c.rest || seq != c.restOfSeq {
+			t.Errorf("%s (%d of %v): sent %d, %d bytes of %d left; want %d, %d of %d",
+				c.describing, c.n, ends, sent, rest, seq, c.sent, c.rest, c.restOfSeq)
+		}
+	}
+	// The next write starts with the 5 bytes frame 8 still lacks.
+	next := writeStart{sent: 7, cut: 5, cutSeq: 8}
+	tail := out[ends[1]-5:]
+	for _, c := range []struct {
+		n          int
+		sent       uint64
+		rest       int
+		restOfSeq  uint64
+		describing string
+	}{
+		{0, 7, 5, 8, "nothing"},
+		{4, 7, 1, 8, "all but a byte of the cut frame"},
+		{5, 8, 0, 0, "the cut frame's rest"},
+		{5 + 1, 8, ends[2] - ends[1] - 1, 9, "and a byte of the next"},
+		{len(tail), 9, 0, 0, "all"},
+	} {
+		sent, rest, seq := next.upTo(tail, c.n)
+		if sent != c.sent || rest != c.rest || seq != c.restOfSeq {
+			t.Errorf("after a cut, %s (%d): sent %d, %d bytes of %d left; want %d, %d of %d",
+				c.describing, c.n, sent, rest, seq, c.sent, c.rest, c.restOfSeq)
 		}
 	}
 }

@@ -44,6 +44,8 @@ type link struct {
 	buf      []byte    // frames not yet handed to the socket, in request id order
 	spare    []byte    // the other buffer, swapped in while one is written
 	bufSeq   uint64    // the sequence of the last request in buf
+	cut      int       // buf's first cut bytes finish a frame a write took the start of
+	cutSeq   uint64    // that frame's sequence
 	flushing bool      // a write is under way (a caller's or the flusher's)
 	drained  chan struct{}
 
@@ -203,7 +205,7 @@ const directFrameBytesMin = 16 << 10
 // vCPUs a forwarded publish's round trip waited tens of microseconds for
 // it to get a processor.)
 func (l *link) writeDirectLocked(dc *dialConn) {
-	out := l.takeBufLocked()
+	out, w := l.takeBufLocked()
 	l.directs++
 	l.core.mu.Unlock()
 	n, _ := dc.s.tryWrite(out) // a failure leaves out unwritten: the flusher meets it
@@ -213,7 +215,7 @@ func (l *link) writeDirectLocked(dc *dialConn) {
 		l.recycleLocked(out)
 	case n < len(out):
 		l.partial++
-		l.requeueLocked(out, n)
+		l.requeueLocked(out, w, n)
 		dc.kick() // flushing stays set: the flusher takes over
 	case len(l.buf) > 0:
 		l.recycleLocked(out)
@@ -230,31 +232,41 @@ func (l *link) writeDirectLocked(dc *dialConn) {
 // past its last whole frame may have reached the peer (the connection
 // fails next: they are not sent), unless the connection already failed.
 func (l *link) writeOnceLocked(dc *dialConn) error {
-	before := l.core.sent
-	out := l.takeBufLocked()
+	out, w := l.takeBufLocked()
 	l.core.mu.Unlock()
 	n, err := dc.s.write(out)
 	l.core.mu.Lock()
 	if err != nil && l.conn == dc {
-		l.core.sent = wholeUpTo(out, n, before)
+		l.core.sent, _, _ = w.upTo(out, n)
 	}
 	l.recycleLocked(out)
 	return err
 }
 
-// takeBufLocked takes the buffer for a write, the spare in its place.
-// Every request in it may reach the peer from here on: a failure of the
-// connection meanwhile (its reader's) fails them as outcome unknown.
-func (l *link) takeBufLocked() []byte {
+// takeBufLocked takes the buffer for a write, the spare in its place, and
+// says where the write starts. Every request in it may reach the peer from
+// here on: a failure of the connection meanwhile (its reader's) fails
+// them as outcome unknown.
+func (l *link) takeBufLocked() ([]byte, writeStart) {
 	out := l.buf
-	l.buf, l.spare = l.spare[:0], nil
+	w := writeStart{sent: l.core.sent, cut: l.cut, cutSeq: l.cutSeq}
+	l.buf, l.spare, l.cut = l.spare[:0], nil, 0
 	l.core.sent = l.bufSeq
 	l.writes++
 	if l.drained != nil {
 		close(l.drained)
 		l.drained = nil
 	}
-	return out
+	return out, w
+}
+
+// writeStart is where a write of the link's buffer starts: what was sent
+// before it, and the bytes at its head that finish a frame an earlier
+// write cut short.
+type writeStart struct {
+	sent   uint64
+	cut    int
+	cutSeq uint64
 }
 
 // recycleLocked keeps a written buffer as the spare, unless it is large.
@@ -267,29 +279,41 @@ func (l *link) recycleLocked(out []byte) {
 // requeueLocked puts what a write left of out (the socket took its first n
 // bytes) back in front of the frames that gathered meanwhile, and takes
 // back the claim that those requests may have reached the peer: a frame
-// the peer has only the start of cannot have been applied, so sent is
-// the last request written whole.
-func (l *link) requeueLocked(out []byte, n int) {
-	l.core.sent = wholeUpTo(out, n, l.core.sent)
+// the peer has only the start of cannot have been applied, so sent is the
+// last request written whole, and the next write starts by finishing the
+// frame cut short.
+func (l *link) requeueLocked(out []byte, w writeStart, n int) {
+	var rest int
+	l.core.sent, rest, l.cutSeq = w.upTo(out, n)
+	l.cut = rest
 	gathered := l.buf
 	l.buf = append(out[:copy(out, out[n:])], gathered...)
 	l.recycleLocked(gathered)
 }
 
-// wholeUpTo is the sequence of the last request whose frame lies whole in
-// out[:n] (out holds whole frames in request id order), or sent when none
-// does.
-func wholeUpTo(out []byte, n int, sent uint64) uint64 {
-	off := 0
-	for off+wire.HeaderSize <= len(out) {
-		end := off + 4 + int(binary.LittleEndian.Uint32(out[off:]))
-		if end > n {
-			break
+// upTo reads a write that took the first n bytes of out (the cut bytes at
+// its head finish frame cutSeq, whole frames in request id order follow):
+// sent is the sequence of the last request whose frame is now whole at
+// the peer (w.sent when none is), and rest the bytes the frame the write
+// cut short still lacks (0 when it ended between frames), seq that
+// frame's sequence.
+func (w writeStart) upTo(out []byte, n int) (sent uint64, rest int, seq uint64) {
+	sent = w.sent
+	if w.cut > 0 {
+		if n < w.cut {
+			return sent, w.cut - n, w.cutSeq
 		}
-		sent = seqOf(binary.LittleEndian.Uint64(out[off+requestIDAt:]))
-		off = end
+		sent = w.cutSeq
 	}
-	return sent
+	for off := w.cut; off+wire.HeaderSize <= len(out) && off < n; {
+		end := off + 4 + int(binary.LittleEndian.Uint32(out[off:]))
+		s := seqOf(binary.LittleEndian.Uint64(out[off+requestIDAt:]))
+		if end > n {
+			return sent, end - n, s
+		}
+		sent, off = s, end
+	}
+	return sent, 0, 0
 }
 
 // flusher writes what gathers in the buffer while a write is under way,
@@ -356,7 +380,7 @@ func (l *link) dial() {
 // buffer: the connection they were for is gone.
 func (l *link) dropLocked() []failed {
 	list := l.core.drainLocked(nil)
-	l.buf, l.bufSeq, l.flushing = l.buf[:0], 0, false
+	l.buf, l.bufSeq, l.flushing, l.cut = l.buf[:0], 0, false, 0
 	if l.drained != nil {
 		close(l.drained)
 		l.drained = nil
