@@ -64,7 +64,10 @@ func (s *server) accept() {
 			}
 			pause = min(max(2*pause, acceptPauseMin), acceptPauseMax)
 			s.t.cfg.Logger.Debug("peer accept failed", "err", err, "retry_in", pause)
-			time.Sleep(pause)
+			select {
+			case <-time.After(pause):
+			case <-s.t.done: // Close: the listener is closed next
+			}
 			continue
 		}
 		pause = 0
