@@ -97,6 +97,9 @@ func TestTCPSendWritesOnItsCallersGoroutineOnAnIdleLink(t *testing.T) {
 	b.Handle(echo)
 	out := make(chan outcome, 1)
 	for i := range 3 {
+		if i > 0 {
+			waitWritten(t, a.linkTo("b")) // the answer can come before the write's end is seen
+		}
 		if err := a.Send(asyncCall("b", valued(i, 100), 0, out)); err != nil {
 			t.Fatal(err)
 		}
@@ -177,6 +180,7 @@ func TestTCPSendLeavesWhatAFullSocketDoesNotTakeToTheFlusher(t *testing.T) {
 		t.Fatal(o.err)
 	}
 	const size = 12 << 20 // more than loopback's socket buffers hold
+	waitWritten(t, a.linkTo("b"))
 	if err := a.Send(asyncCall("b", valued(1, size), 0, out)); err != nil {
 		t.Fatal(err)
 	}
