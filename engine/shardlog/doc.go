@@ -152,6 +152,24 @@
 // file system that preallocates a full disk stops the log at a rollover,
 // where nothing is ambiguous.
 //
+// # A follower's append
+//
+// AppendAt (appendat.go) places a batch at the offsets its leader gave it,
+// only where it continues this log exactly: at the next offset (else
+// ErrGap or ErrOverlap), after a record of the leader's previous
+// generation (else ErrDiverged), under a generation no lower than the
+// log's (else ErrStaleGeneration), each a *DivergenceError that appends
+// nothing. The check runs before the generation floor, so a new leader
+// resending an older leader's records is told "diverged", not "stale". An
+// empty log has nothing to compare: at offset 0 the previous generation
+// must be 0; emptied at a later start, any is accepted. The checks and the
+// placement run under mu, as Append's do, so racing AppendAt calls at one
+// offset place exactly one batch; after that it is Append's path
+// (acknowledgement, durability, allocation-free). A follower's log takes
+// AppendAt only. On ErrDiverged the follower truncates to
+// min(its GenerationEnd(PrevGen), the leader's GenerationEnd(LastGen))
+// and asks again; each round shortens its log.
+//
 // # Compaction
 //
 // Compaction rewrites the sealed segments (never the active one) keeping
