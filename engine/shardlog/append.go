@@ -33,34 +33,14 @@ func (l *Log) append(entries []Entry, gen uint32, w Waiter, wake bool) (first in
 	if len(entries) == 0 {
 		return 0, ErrEmptyBatch
 	}
-	size := 0
-	for i := range entries {
-		size += segment.RecordSize(len(entries[i].Key), len(entries[i].Value))
-	}
+	size := batchSize(entries)
 	l.mu.Lock()
 	if err := l.admit(size, gen); err != nil {
 		l.mu.Unlock()
 		return 0, err
 	}
 	first = l.next
-	var now int64
-	for i := range entries {
-		e := &entries[i]
-		ts := e.Timestamp
-		if ts == 0 {
-			if now == 0 {
-				now = l.opts.Now().UnixNano()
-			}
-			ts = now
-		}
-		l.place(e, gen, ts)
-	}
-	if w != nil {
-		l.waiters.push(pending{first: first, last: l.next - 1, w: w})
-	}
-	l.counters.appends.Add(1)
-	l.counters.records.Add(int64(len(entries)))
-	l.counters.bytes.Add(int64(size))
+	l.placeBatch(entries, gen, w, size)
 	if wake {
 		l.work.Signal()
 	}
