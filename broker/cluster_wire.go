@@ -8,6 +8,7 @@ import (
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/netio"
+	"github.com/felixbroker/felix/netio/wire"
 )
 
 // openCluster starts the broker's part in the cluster, when Config.Cluster
@@ -76,13 +77,24 @@ func (n *node) cacheOptions(co *cache.Options) {
 	co.Catalog, co.Owner, co.Placement = n.caches, n.view, n.view
 }
 
-// serverConfig gives the client server the View, for its redirects, and
-// the forwarder, for the cache and counter requests another broker leads.
+// serverConfig gives the client server the View, for its redirects and
+// its BROKER_LIST, and the forwarder, for the cache and counter requests
+// another broker leads.
 func (n *node) serverConfig(nc *netio.Config) {
 	if n == nil {
 		return
 	}
-	nc.Owner, nc.Forwarder = n.view, n.forwarder
+	nc.Owner, nc.Forwarder, nc.Brokers = n.view, n.forwarder, n.brokerList
+}
+
+// brokerList is BROKER_LIST's answer: every registered broker, by id, at
+// the client address it registered.
+func (n *node) brokerList() []wire.BrokerInfo {
+	var out []wire.BrokerInfo
+	for _, b := range n.view.Brokers() {
+		out = append(out, wire.BrokerInfo{ID: b.ID, Addr: b.ClientAddr})
+	}
+	return out
 }
 
 // servePeers makes the client server the handler of peers' requests: the

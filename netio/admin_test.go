@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -107,4 +108,16 @@ func TestBrokerListNamesThisBroker(t *testing.T) {
 	noDiscovery := b.client(wire.FeatureBinaryPublish)
 	noDiscovery.send(wire.AppendControl(nil, 4, &wire.BrokerList{}))
 	noDiscovery.expectError(wire.CodeFeatureNotNegotiated, 4)
+}
+
+// In a cluster, BROKER_LIST names every broker Config.Brokers lists (the
+// cluster's registrations), not this one alone: a client given one seed
+// learns the others.
+func TestBrokerListNamesTheClustersBrokers(t *testing.T) {
+	cluster := []wire.BrokerInfo{{ID: "a", Addr: "10.0.0.1:7117"}, {ID: "b1", Addr: "10.0.0.2:7117"}, {ID: "c", Addr: "10.0.0.3:7117"}}
+	b := startBroker(t, func(c *Config) { c.Brokers = func() []wire.BrokerInfo { return cluster } })
+	r := decodeControl[wire.BrokerListResult](t, b.client(wire.FeaturesAll).control(&wire.BrokerList{}))
+	if !slices.Equal(r.Brokers, cluster) {
+		t.Fatalf("brokers %+v, want %+v", r.Brokers, cluster)
+	}
 }

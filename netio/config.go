@@ -88,6 +88,10 @@ type Config struct {
 	// and group polls are never forwarded: they are redirected (see
 	// "Forwarding" in the package doc).
 	Forwarder *Forwarder
+	// Brokers, when set, lists the brokers of this broker's cluster for
+	// BROKER_LIST (a client given one seed learns the others); nil answers
+	// with this broker alone.
+	Brokers func() []wire.BrokerInfo
 
 	// Optional components. Each one set turns on its frames and feature
 	// bits; nil leaves them refused as not negotiated.

@@ -206,7 +206,11 @@ func (c *conn) brokerList(f wire.Frame) {
 		c.answer(f.RequestID, toWire(err))
 		return
 	}
-	c.sendControl(f.RequestID, &wire.BrokerListResult{Brokers: []wire.BrokerInfo{{ID: c.s.cfg.BrokerID, Addr: c.s.advAddr}}})
+	brokers := []wire.BrokerInfo{{ID: c.s.cfg.BrokerID, Addr: c.s.advAddr}}
+	if list := c.s.cfg.Brokers; list != nil {
+		brokers = list()
+	}
+	c.sendControl(f.RequestID, &wire.BrokerListResult{Brokers: brokers})
 }
 
 // closed is OnClose: drop what waits for the socket and end the

@@ -94,12 +94,9 @@ func (v *View) Status() Status {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	st := &v.state
-	out := Status{Revision: st.revision}
+	out := Status{Revision: st.revision, Brokers: st.brokerList()}
 	if kv, ok := st.controlPlane(); ok {
 		out.ControlPlane, out.Epoch = string(kv.Value), kv.CreateRevision
-	}
-	for _, id := range slices.Sorted(maps.Keys(st.brokers)) {
-		out.Brokers = append(out.Brokers, st.brokers[id])
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(st.objects), compareObjects) {
 		out.Objects = append(out.Objects, st.objects[id].clone())
@@ -131,4 +128,21 @@ func compareObjects(a, b cluster.ObjectID) int {
 
 func compareShards(a, b cluster.ShardID) int {
 	return cmp.Or(compareObjects(a.Object, b.Object), cmp.Compare(a.Shard, b.Shard))
+}
+
+// Brokers lists the registered brokers, by id: what a client asking a
+// broker for the cluster's brokers (BROKER_LIST) is told. Unlike Status it
+// copies nothing of the catalog.
+func (v *View) Brokers() []cluster.Broker {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.state.brokerList()
+}
+
+func (st *viewState) brokerList() []cluster.Broker {
+	var out []cluster.Broker
+	for _, id := range slices.Sorted(maps.Keys(st.brokers)) {
+		out = append(out, st.brokers[id])
+	}
+	return out
 }
