@@ -76,12 +76,13 @@ func (l *Log) admitAt(first int64, prevGen, gen uint32, size int) error {
 }
 
 // follows is nil when a batch at first after prevGen, written under gen,
-// continues the log, else why not. Under mu.
+// continues the log, else why not. The log's last record, when it holds
+// one (its start is below its next offset), has the log's last generation:
+// every append sets it, Truncate sets that of the record before its
+// offset, and recovery that of the last record it found (restoreLastGen,
+// recover.go: also when a crash left the active segment empty). Under mu.
 func (l *Log) follows(first int64, prevGen, gen uint32) error {
-	last, held, err := l.genBeforeNext()
-	if err != nil {
-		return err
-	}
+	last, held := l.lastGen, l.next > l.start.Load()
 	var kind error
 	switch {
 	case first > l.next:
@@ -90,36 +91,12 @@ func (l *Log) follows(first int64, prevGen, gen uint32) error {
 		kind = ErrOverlap
 	case held && prevGen != last, !held && l.next == 0 && prevGen != 0:
 		kind = ErrDiverged
-	case gen < max(last, prevGen, l.lastGen):
+	case gen < max(last, prevGen):
 		kind = ErrStaleGeneration
 	default:
 		return nil
 	}
 	return &DivergenceError{Want: l.next, LastGen: last, Got: first, PrevGen: prevGen, Gen: gen, Kind: kind}
-}
-
-// genBeforeNext is the generation of the record at next-1 and whether the
-// log holds it; an empty log answers what it knows (LastGeneration). The
-// tail segment knows it unless it holds no record yet: a crash left an
-// empty active segment, whose recovery knows no generation, so the
-// segment before it is asked (its last generation, loaded once when it
-// opened on its header). Under mu.
-func (l *Log) genBeforeNext() (gen uint32, held bool, err error) {
-	if l.next == l.start.Load() {
-		return l.lastGen, false, nil
-	}
-	if t := l.tail; t.fillNext > t.base {
-		return t.fillGen, true, nil
-	}
-	prev := (*l.segs.Load()).find(l.tail.base - 1)
-	if prev == nil {
-		return l.lastGen, true, nil
-	}
-	m, err := l.metaOf(prev)
-	if err != nil {
-		return 0, false, err
-	}
-	return m.lastGen, true, nil
 }
 
 // placeBatch frames entries at the next offsets and queues w, as Append

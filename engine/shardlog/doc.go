@@ -118,6 +118,16 @@
 // *segment.CorruptionError naming file, byte and fault. Reopening is
 // idempotent.
 //
+// Recovery restores the log's last generation (LastGeneration, the floor
+// under which Append and AppendAt refuse a batch as stale): the generation
+// of its last record. The active segment's scan gives it; when that
+// segment holds no record (a crash right after a rollover created it), the
+// newest sealed segment holding one does, its meta loaded at open from its
+// index head and last records, scanned only when its index does not stand
+// (restoreLastGen, recover.go). A log that holds no record at all (every
+// record removed by Truncate at Start, or by retention past an empty
+// active segment) has no record to say it, and reopens at generation 0.
+//
 // After Open, a background goroutine verifies each segment opened on its
 // index in full, newest first, paced (Options.VerifyPacer) and stopped by
 // Close (verify.go). Every read checks the checksums of the records it

@@ -64,7 +64,38 @@ func (l *Log) recover() (err error) {
 	if len(bases) == 0 {
 		return l.createFirst(0)
 	}
-	return l.openSealed(bases[:len(bases)-1])
+	if err := l.openSealed(bases[:len(bases)-1]); err != nil {
+		return err
+	}
+	return l.restoreLastGen()
+}
+
+// restoreLastGen makes the log's last generation that of its last record
+// when the active segment holds none (a crash right after a rollover made
+// it, before a record reached it), so openTail's scan found no generation:
+// the newest segment before it that holds a record says it. That segment
+// opened on its header, and its generation loads from its index head and
+// the records after its last entry (metaOf: a few small reads, kept for
+// GenerationEnd), the segment scanned only when its index does not stand.
+// When the active segment holds a record this reads nothing.
+func (l *Log) restoreLastGen() error {
+	list := *l.segs.Load()
+	for i := len(list) - 1; i >= 0; i-- {
+		s := list[i]
+		if s.fillPos == segment.HeaderSize {
+			continue // no record: an empty active segment, or compacted away
+		}
+		if s == l.active {
+			return nil // openTail's scan set lastGen from its records
+		}
+		m, err := l.metaOf(s)
+		if err != nil {
+			return err
+		}
+		l.lastGen = m.lastGen
+		return nil
+	}
+	return nil // no segment holds a record: an empty log
 }
 
 // listSegments returns the segment bases in order, removing leftovers that
