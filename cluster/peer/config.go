@@ -22,7 +22,10 @@ type Config struct {
 	Addr string
 	// Resolve returns the peer address of a broker, at each dial: the
 	// control plane's registrations, say. An error fails the requests
-	// waiting for that dial with ErrUnreachable.
+	// waiting for that dial with ErrUnreachable. It is also asked by each
+	// request while the link backs off after a failed dial: an address
+	// other than the one that failed ends the backoff (the peer came back
+	// elsewhere). It must not block, and is called concurrently.
 	Resolve func(broker string) (addr string, err error)
 	// Handler serves peers' requests from the first (Handle replaces it);
 	// nil answers them overloaded until Handle sets one.

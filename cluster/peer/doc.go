@@ -79,7 +79,9 @@
 // made while it dials gather in its buffer. A failed dial or handshake
 // fails them (ErrNotSent) and holds the link in backoff (full jitter,
 // BackoffBase doubling to BackoffMax): requests meanwhile fail at once
-// with the dial's error, the first after it dials again. A connection that
+// with the dial's error, the first after it dials again, unless Resolve
+// now names another address than the one that failed (the peer came back
+// elsewhere): then the request dials at once. A connection that
 // fails (a read or write error, the peer closing, a write past
 // WriteTimeout) fails its requests: ErrOutcomeUnknown for those whose
 // frames were handed to the socket, ErrNotSent for those still in the

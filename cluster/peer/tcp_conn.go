@@ -38,17 +38,18 @@ func (dc *dialConn) close() {
 	})
 }
 
-// connect resolves, dials and handshakes with peer.
-func (t *TCP) connect(peer string) (*dialConn, session, error) {
-	addr, err := t.cfg.Resolve(peer)
+// connect resolves, dials and handshakes with peer; addr is the address
+// it resolved ("" when Resolve failed), also when the dial failed.
+func (t *TCP) connect(peer string) (dc *dialConn, ses session, addr string, err error) {
+	addr, err = t.cfg.Resolve(peer)
 	if err != nil {
-		return nil, session{}, wrap(ErrUnreachable, err)
+		return nil, session{}, "", wrap(ErrUnreachable, err)
 	}
 	ctx, cancel := context.WithTimeout(t.ctx, t.cfg.DialTimeout)
 	nc, err := t.cfg.dial(ctx, addr)
 	cancel()
 	if err != nil {
-		return nil, session{}, wrap(ErrUnreachable, err)
+		return nil, session{}, addr, wrap(ErrUnreachable, err)
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
@@ -56,9 +57,9 @@ func (t *TCP) connect(peer string) (*dialConn, session, error) {
 	ses, rest, err := t.handshake(nc, peer)
 	if err != nil {
 		_ = nc.Close()
-		return nil, session{}, err
+		return nil, session{}, addr, err
 	}
-	return newDialConn(nc, t.cfg.WriteTimeout, rest), ses, nil
+	return newDialConn(nc, t.cfg.WriteTimeout, rest), ses, addr, nil
 }
 
 // handshakeBytesMax bounds what the handshake's answer may be.

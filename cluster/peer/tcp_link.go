@@ -41,6 +41,7 @@ type link struct {
 	attempt  int       // dials failed in a row
 	retryAt  time.Time // linkWaiting: when the next request may dial
 	lastErr  error     // linkWaiting: why the last dial failed
+	lastAddr string    // linkWaiting: the address it failed on ("": none resolved)
 	buf      []byte    // frames not yet handed to the socket, in request id order
 	spare    []byte    // the other buffer, swapped in while one is written
 	bufSeq   uint64    // the sequence of the last request in buf
@@ -101,7 +102,7 @@ func (l *link) admitLocked(c *Call, now time.Time) error {
 	case linkClosed:
 		return notSent(l.core.peer, ErrClosed)
 	case linkWaiting:
-		if now.Before(l.retryAt) {
+		if now.Before(l.retryAt) && !l.movedLocked() {
 			return notSent(l.core.peer, fmt.Errorf("%w (the next dial in %v)", l.lastErr, l.retryAt.Sub(now).Round(time.Millisecond)))
 		}
 		l.state = linkIdle
@@ -112,6 +113,20 @@ func (l *link) admitLocked(c *Call, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// movedLocked reports whether the peer now resolves to another address
+// than the one the last dial failed on: it registered again (a restart on
+// another port), so the backoff, which was about the old address, is over
+// and the next request dials at once. Resolve is the control plane's
+// registrations, read without waiting.
+func (l *link) movedLocked() bool {
+	addr, err := l.t.cfg.Resolve(l.core.peer)
+	if err != nil || addr == l.lastAddr {
+		return false
+	}
+	l.attempt = 0
+	return true
 }
 
 // waitDrainedLocked waits, mu released meanwhile, until the buffer is
@@ -345,7 +360,7 @@ func (l *link) flusher(dc *dialConn) {
 // goroutines, or fails the requests that waited for it and backs off.
 func (l *link) dial() {
 	defer l.t.wg.Done()
-	dc, ses, err := l.t.connect(l.core.peer)
+	dc, ses, addr, err := l.t.connect(l.core.peer)
 	k := &l.core
 	k.mu.Lock()
 	if l.state == linkClosed {
@@ -357,7 +372,7 @@ func (l *link) dial() {
 	}
 	if err != nil {
 		l.attempt++
-		l.state, l.lastErr = linkWaiting, err
+		l.state, l.lastErr, l.lastAddr = linkWaiting, err, addr
 		l.retryAt = time.Now().Add(backoff(l.attempt, l.t.cfg.BackoffBase, l.t.cfg.BackoffMax, l.t.cfg.jitter()))
 		list := l.dropLocked()
 		k.mu.Unlock()
