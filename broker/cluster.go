@@ -45,6 +45,7 @@ type node struct {
 	registered atomic.Bool // from Register until leave (read by /readyz)
 	controller *control.Controller
 	loop       *reconciler
+	seen       map[string]bool // the brokers registered at the last round (retryReturned's)
 }
 
 // openNode starts what the engine needs from the cluster: the store, the

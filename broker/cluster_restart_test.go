@@ -17,11 +17,25 @@ import (
 // refused was refused with an error a client can act on (not_leader while
 // the leader is away, or an outcome the client is told is unknown);
 // none is acknowledged by a broker that does not hold the shard.
+//
+// The leader comes back on another peer port (0: any free one) and on the
+// same one (a fixed --peer-addr): either way the ingress dials it at once,
+// not after the backoff its absence earned.
 func TestForwardedPublishesAcknowledgedAcrossALeaderRestartAreAllKept(t *testing.T) {
+	t.Run("another peer port", func(t *testing.T) { forwardAcrossRestart(t, "127.0.0.1:0") })
+	t.Run("the same peer port", func(t *testing.T) { forwardAcrossRestart(t, freeAddr(t)) })
+}
+
+func forwardAcrossRestart(t *testing.T, peerAddr string) {
 	s := sharedStore(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
+	bConfig := func() Config {
+		cfg := clustered("b", s, Config{DataDir: dirB})
+		cfg.Cluster.PeerAddr = peerAddr
+		return cfg
+	}
 	a := start(t, clustered("a", s, Config{DataDir: dirA}))
-	b := start(t, clustered("b", s, Config{DataDir: dirB}))
+	b := start(t, bConfig())
 	waitView(t, a.View(), "a sees a and b", registered(a.View(), "a", "b"))
 	id := engine.StreamID{Tenant: testStream.Tenant, Namespace: testStream.Namespace, Name: testStream.Name}
 	// Two shards: one of them is b's (placement spreads leaders).
@@ -121,7 +135,7 @@ func TestForwardedPublishesAcknowledgedAcrossALeaderRestartAreAllKept(t *testing
 		t.Fatalf("%d of 5 publishes to a shard whose only broker is down were acknowledged", 5-refused)
 	}
 
-	b = start(t, clustered("b", s, Config{DataDir: dirB}))
+	b = start(t, bConfig())
 	waitView(t, a.View(), "b back", func() bool {
 		leader, ok := a.View().LeaderBroker(id, shard)
 		return ok && leader == "b"

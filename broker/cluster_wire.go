@@ -45,7 +45,7 @@ func (b *Broker) joinCluster() error {
 		return nil
 	}
 	addr := orString(b.cfg.Net.AdvertiseAddr, b.server.Addr().String())
-	return b.node.join(addr, []func() error{b.engine.Reconcile, b.caches.Reconcile})
+	return b.node.join(addr, []func() error{b.node.retryReturned, b.engine.Reconcile, b.caches.Reconcile})
 }
 
 // notReady is what /readyz asks once Start has finished: nil for a broker
@@ -139,4 +139,22 @@ func (b *Broker) Reconciled() <-chan struct{} {
 		return nil
 	}
 	return b.node.loop.roundEnded()
+}
+
+// retryReturned ends the peer links' backoff to every broker that has
+// registered since the last round (a broker that restarted: its
+// registration went and came back), so what is forwarded to it flows as
+// soon as it is back, not after a dial backoff that was about its absence.
+// A reconcile step: it runs on the reconciler's goroutine only, which owns
+// n.seen.
+func (n *node) retryReturned() error {
+	now := map[string]bool{}
+	for _, b := range n.view.Brokers() {
+		now[b.ID] = true
+		if !n.seen[b.ID] && b.ID != n.cfg.BrokerID {
+			n.peers.Retry(b.ID)
+		}
+	}
+	n.seen = now
+	return nil
 }

@@ -203,3 +203,22 @@ func (s *handlerSlot) get() Handler {
 	}
 	return nil
 }
+
+// Retry ends the backoff of the link to peer, if it is backing off after
+// a failed dial: the next request dials at once. The caller knows
+// something the link does not: the control plane saw the peer register
+// again (it restarted), at the same address or another. Safe from any
+// goroutine; it never blocks.
+func (t *TCP) Retry(peer string) {
+	t.mu.RLock()
+	l := t.links[peer]
+	t.mu.RUnlock()
+	if l == nil {
+		return
+	}
+	l.core.mu.Lock()
+	if l.state == linkWaiting {
+		l.state, l.attempt = linkIdle, 0
+	}
+	l.core.mu.Unlock()
+}
