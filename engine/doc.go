@@ -36,7 +36,7 @@
 // (or created there anew) is stopped with ErrStreamDeleted and its
 // directory removed; a held shard not open is opened, an open one no
 // longer held is stopped (subscriptions end with *NotLeaderError naming
-// the leader, else ErrClosed; attachments close; the log closes) and its
+// the leader, or none when no leader is known; attachments close; the log closes) and its
 // files stay. A shard that fails to open is named in the error, the rest
 // are reconciled, and the next Reconcile tries it again. A slot is emptied
 // before its shard stops, so an append that found the shard just before

@@ -18,7 +18,7 @@ import (
 //   - a held shard that is not open (newly placed here, or one whose log
 //     failed to open before) is opened;
 //   - an open shard no longer held is stopped: its subscriptions end with a
-//     *NotLeaderError naming the leader when Ownership knows one (ErrClosed
+//     *NotLeaderError naming the leader when Ownership knows one (none
 //     otherwise), its attachments close, its log closes; its files stay on
 //     disk.
 //
@@ -142,10 +142,12 @@ func (e *Engine) closeSlot(s *Stream, i int, sh *Shard) error {
 
 // movedAway is what ends the subscriptions of a shard no longer held: a
 // *NotLeaderError naming the leader when Ownership knows one, so a client
-// follows it; ErrClosed otherwise.
+// follows it, and with no leader when it knows none (not_leader, ask again
+// later: the shard went elsewhere, this broker is not shutting down).
 func (e *Engine) movedAway(id StreamID, shard int) error {
-	if local, leader := e.owner.Leader(id, shard); !local && leader != "" {
-		return &NotLeaderError{Stream: id, Shard: shard, Leader: leader}
+	leader := ""
+	if local, l := e.owner.Leader(id, shard); !local {
+		leader = l
 	}
-	return ErrClosed
+	return &NotLeaderError{Stream: id, Shard: shard, Leader: leader}
 }
