@@ -35,9 +35,11 @@
 //     shard it writes (about 580 bytes for a producer on one shard with
 //     the default 5; BenchmarkProducerMemory measures it).
 //   - A batch the log fails makes the producer unknown on that shard (its
-//     bytes may or may not be on disk). ForgetShard, which the cluster
-//     layer calls when this broker stops leading a shard, does the same
-//     for every producer there.
+//     bytes may or may not be on disk). ForgetShard does the same for
+//     every producer of a shard: it runs by itself when a shard stops here
+//     (released to another broker, deleted, closed: forget.go attaches to
+//     each shard a batch reached), and the cluster layer calls it when
+//     this broker stops leading a shard it still holds.
 //
 // # Data
 //

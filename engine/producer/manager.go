@@ -81,6 +81,10 @@ type Manager struct {
 	lastSweep int64
 
 	counters counters
+
+	// watched holds a shardWatch per open shard a batch reached (by
+	// *engine.Shard): the shard's stop forgets its producers (forget.go).
+	watched sync.Map
 }
 
 // New returns a Manager for the engine's shards; it asks the engine's
@@ -150,10 +154,12 @@ func (m *Manager) idle(p *producer, now int64) bool {
 	return now-p.lastUsed.Load() >= int64(m.opts.IdleTimeout)
 }
 
-// ForgetShard drops every producer's state for one shard. The cluster
-// layer calls it when this broker stops leading the shard: should it lead
-// again, it must not answer a re-sent batch from memory the log it now
-// holds may contradict; those producers are unknown there instead.
+// ForgetShard drops every producer's state for one shard: should this
+// broker lead it again, it must not answer a re-sent batch from memory the
+// log it then holds may contradict; those producers are unknown there
+// instead. It runs by itself when a shard a batch reached stops here
+// (forget.go); the cluster layer calls it too when this broker stops
+// leading a shard it still holds (a replica demoted to follower).
 func (m *Manager) ForgetShard(s *engine.Stream, shard int) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

@@ -85,3 +85,44 @@ func keyOn(t *testing.T, shard, shards int) []byte {
 
 // unknownID is an ID this broker never issued.
 func unknownID(id ID) ID { return ID{Producer: id.Producer + 1000, Epoch: id.Epoch} }
+
+// A shard released to another broker and held here again forgets its
+// producers: a re-sent batch is unknown (its outcome the client must
+// settle), never answered from memory of the log this broker held before,
+// which the shard's leader meanwhile may have written past.
+func TestAShardHeldAgainKnowsNoProducers(t *testing.T) {
+	place := &heldShards{held: []int{0}}
+	e, err := engine.Open(engine.Options{FS: vfs.NewMem(), Dir: "/data", Fsync: shardlog.OnCommit(), Placement: place})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.CreateStream(sid, engine.StreamConfig{Shards: 1, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, eng: e, m: New(e, Options{})}
+	f.stream, _ = e.Stream(sid)
+	id := f.register()
+	batch := []engine.Record{{Value: []byte("a")}}
+	if a := f.send(id, 0, 0, batch); a.Duplicate {
+		t.Fatalf("batch 0: %+v", a)
+	}
+	if again := f.send(id, 0, 0, batch); !again.Duplicate {
+		t.Fatalf("batch 0 re-sent while the shard is held: %+v, want it answered from memory", again)
+	}
+	place.set()
+	if err := e.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	place.set(0)
+	if err := e.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	err = f.m.Publish(id, f.stream, 0, 0, batch, newAckWaiter())
+	if !errors.Is(err, ErrProducerUnknown) {
+		t.Fatalf("batch 0 re-sent after the shard was released and held again: %v, want ErrProducerUnknown", err)
+	}
+	if got := f.records(0); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("shard 0 holds %v", got)
+	}
+}

@@ -44,9 +44,11 @@ func (m *Manager) Publish(id ID, s *engine.Stream, shard int, seq uint64, recs [
 	if local, leader := m.owner.Leader(s.ID(), shard); !local {
 		return &engine.NotLeaderError{Stream: s.ID(), Shard: shard, Leader: leader}
 	}
-	if _, err := s.Shard(shard); err != nil {
+	sh, err := s.Shard(shard)
+	if err != nil {
 		return err // engine.ErrNoShard, or a *NotLeaderError: the shard is not held here
 	}
+	m.watch(s, shard, sh)
 	p := m.lookup(id, m.opts.Now().UnixNano())
 	if p == nil {
 		m.counters.unknown.Add(1)
@@ -66,7 +68,7 @@ func (m *Manager) Publish(id ID, s *engine.Stream, shard int, seq uint64, recs [
 		m.counters.gaps.Add(1)
 		return &SequenceError{Got: seq, Expected: q.next}
 	}
-	err := q.duplicate(seq, w)
+	err = q.duplicate(seq, w)
 	if err == nil {
 		m.counters.duplicates.Add(1)
 	} else if err == ErrSequenceStale {
