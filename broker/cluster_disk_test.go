@@ -25,20 +25,7 @@ func TestABrokerOnAWipedDiskIsNotTakenForItsOldReplica(t *testing.T) {
 	if _, err := a.Engine().CreateStream(id, engine.StreamConfig{Shards: 2, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitView(t, a.View(), "a sees both shards placed", func() bool { return placedSeen(a, id, 2) })
-	shard := -1
-	for i := range 2 {
-		if _, ok := a.View().LeaderBroker(id, i); ok {
-			shard = i
-		}
-	}
-	if shard < 0 {
-		t.Fatal("b leads no shard")
-	}
-	waitRound(t, b, "b opened its shard", func() bool {
-		st, err := b.Engine().Stream(id)
-		return err == nil && st.Held(shard)
-	})
+	shard := shardOfB(t, a, b, id, streamOpen(b, id))
 	key := client.WithKey(keyOf(shard, 2))
 	if _, err := dial(t, a).Publish(testCtx(t), testStream, []byte("kept on b's old disk"), key); err != nil {
 		t.Fatal(err)
@@ -77,5 +64,31 @@ func keyOf(shard, shards int) []byte {
 		if engine.ShardFor(k, shards) == shard {
 			return k
 		}
+	}
+}
+
+// shardOfB is a shard of owner's two that b leads, once a sees both
+// placed and b has opened it (opened reports whether b has).
+func shardOfB(t *testing.T, a, b *Broker, owner engine.StreamID, opened func(shard int) bool) int {
+	t.Helper()
+	waitView(t, a.View(), "a sees both shards placed", func() bool { return placedSeen(a, owner, 2) })
+	shard := -1
+	for i := range 2 {
+		if leader, ok := a.View().LeaderBroker(owner, i); ok && leader == "b" {
+			shard = i
+		}
+	}
+	if shard < 0 {
+		t.Fatal("b leads no shard")
+	}
+	waitRound(t, b, "b opened its shard", func() bool { return opened(shard) })
+	return shard
+}
+
+// streamOpen reports whether b has shard of id open.
+func streamOpen(b *Broker, id engine.StreamID) func(int) bool {
+	return func(shard int) bool {
+		st, err := b.Engine().Stream(id)
+		return err == nil && st.Held(shard)
 	}
 }

@@ -28,17 +28,7 @@ func TestForwardedCachePutsAcknowledgedAcrossAnOwnerRestartAreAllKept(t *testing
 		t.Fatal(err)
 	}
 	owner := id.OwnershipID()
-	waitView(t, a.View(), "a sees both shards placed", func() bool { return placedSeen(a, owner, 2) })
-	shard := -1
-	for i := range 2 {
-		if leader, ok := a.View().LeaderBroker(owner, i); ok && leader == "b" {
-			shard = i
-		}
-	}
-	if shard < 0 {
-		t.Fatal("b owns no shard of the cache")
-	}
-	waitRound(t, b, "b opened its shard", func() bool { return cacheShardOpen(b, id, shard) })
+	shard := shardOfB(t, a, b, owner, func(shard int) bool { return cacheShardOpen(b, id, shard) })
 	ca := dial(t, a).Cache(id.Tenant, id.Namespace, id.Name)
 	keys := keysOf(shard, 2, 400)
 

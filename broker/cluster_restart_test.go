@@ -42,20 +42,7 @@ func forwardAcrossRestart(t *testing.T, peerAddr string) {
 	if _, err := a.Engine().CreateStream(id, engine.StreamConfig{Shards: 2, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitView(t, a.View(), "a sees both shards placed", func() bool { return placedSeen(a, id, 2) })
-	shard := -1
-	for i := range 2 {
-		if leader, ok := a.View().LeaderBroker(id, i); ok && leader == "b" {
-			shard = i
-		}
-	}
-	if shard < 0 {
-		t.Fatal("b leads no shard")
-	}
-	waitRound(t, b, "b opened its shard", func() bool {
-		st, err := b.Engine().Stream(id)
-		return err == nil && st.Held(shard)
-	})
+	shard := shardOfB(t, a, b, id, streamOpen(b, id))
 	key := client.WithKey(keyOf(shard, 2))
 	c := dial(t, a)
 
