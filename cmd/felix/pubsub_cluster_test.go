@@ -49,7 +49,7 @@ func TestSubFollowsTheRedirectToTheShardsLeader(t *testing.T) {
 			}
 		}
 	}
-	key := []byte{}
+	var key []byte
 	for i := 0; ; i++ {
 		if key = fmt.Appendf(nil, "k%d", i); engine.ShardFor(key, 2) == shard {
 			break
