@@ -1,13 +1,11 @@
 package netio
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -62,16 +60,7 @@ type relayTransport struct {
 
 	inService atomic.Int64 // len(pending), for the sweep
 
-	mu          sync.Mutex
-	wake        *sync.Cond // on mu: work for the writer, or closing
-	out         []byte     // AsyncWrite bytes waiting for the writer
-	spare       []byte
-	cbs         []gnet.AsyncCallback
-	cbsSpare    []gnet.AsyncCallback
-	tasks       []gnet.Runnable
-	closing     bool // Close was called: deliver what is accepted, then close
-	dead        bool // closed: nothing more is accepted
-	outstanding atomic.Int64
+	writerQueue // AsyncWrite's bytes and callbacks, Execute's runnables; its mu is the leaf lock
 	writerDone  chan struct{}
 }
 
@@ -83,7 +72,7 @@ func (a relayAddr) String() string  { return "peer:" + a.broker }
 
 func newRelayTransport(from string, lim wire.Limits) *relayTransport {
 	t := &relayTransport{remote: relayAddr{from}, lim: lim, pending: map[uint64]peer.Reply{}, writerDone: make(chan struct{})}
-	t.wake = sync.NewCond(&t.mu)
+	t.init()
 	return t
 }
 
@@ -148,31 +137,6 @@ func (t *relayTransport) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// AsyncWrite copies b for the writer, which delivers it and then calls
-// callback, on the loop.
-func (t *relayTransport) AsyncWrite(b []byte, callback gnet.AsyncCallback) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.dead {
-		return net.ErrClosed
-	}
-	t.acceptLocked(b)
-	if callback != nil {
-		t.cbs = append(t.cbs, callback)
-	}
-	return nil
-}
-
-func (t *relayTransport) acceptLocked(b []byte) {
-	t.out = append(t.out, b...)
-	t.outstanding.Add(int64(len(b)))
-	t.wake.Signal()
-}
-
-// OutboundBuffered is what AsyncWrite accepted and the writer has not yet
-// delivered.
-func (t *relayTransport) OutboundBuffered() int { return int(t.outstanding.Load()) }
-
 // Close delivers what was accepted, then has the writer run the server's
 // close handling on the loop. Any goroutine, the loop included.
 func (t *relayTransport) Close() error {
@@ -195,7 +159,9 @@ func (t *relayTransport) closingNow() bool {
 func (t *relayTransport) RemoteAddr() net.Addr { return t.remote }
 
 // EventLoop is the connection's pseudo-loop: Execute runs a runnable on it.
-func (t *relayTransport) EventLoop() gnet.EventLoop { return relayLoop{t} }
+func (t *relayTransport) EventLoop() gnet.EventLoop {
+	return queueLoop{q: &t.writerQueue, unsupported: errRelayUnsupported}
+}
 
 // writeLoop is the writer goroutine: it delivers what AsyncWrite accepted
 // and runs the callbacks and runnables, on the loop, until the connection
@@ -205,19 +171,11 @@ func (t *relayTransport) writeLoop() {
 	for t.await() {
 		t.loop.Lock()
 		t.mu.Lock()
-		buf, cbs, tasks := t.out, t.cbs, t.tasks
-		t.out, t.spare = t.spare[:0], nil
-		t.cbs, t.cbsSpare = t.cbsSpare[:0], nil
-		t.tasks = nil
+		buf, cbs, tasks := t.takeLocked()
 		t.mu.Unlock()
 		t.deliver(buf)
 		t.outstanding.Add(-int64(len(buf)))
-		for _, cb := range cbs {
-			_ = cb(nil, nil)
-		}
-		for _, r := range tasks {
-			_ = r.Run(context.Background())
-		}
+		runTaken(cbs, tasks)
 		t.loop.Unlock()
 		t.giveBack(buf, cbs)
 	}
@@ -229,10 +187,10 @@ func (t *relayTransport) writeLoop() {
 func (t *relayTransport) await() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for !t.closing && len(t.out) == 0 && len(t.cbs) == 0 && len(t.tasks) == 0 {
+	for !t.closing && t.idleLocked() {
 		t.wake.Wait()
 	}
-	return len(t.out) > 0 || len(t.cbs) > 0 || len(t.tasks) > 0
+	return !t.idleLocked()
 }
 
 // finish closes the connection for good and runs the close handling on
@@ -246,16 +204,6 @@ func (t *relayTransport) finish() {
 	if t.onClose != nil {
 		t.onClose()
 	}
-}
-
-func (t *relayTransport) giveBack(buf []byte, cbs []gnet.AsyncCallback) {
-	clear(cbs)
-	t.mu.Lock()
-	if cap(buf) <= outboxKeepBytes {
-		t.spare = buf[:0]
-	}
-	t.cbsSpare = cbs[:0]
-	t.mu.Unlock()
 }
 
 // deliver splits the conn's outbound bytes into frames and answers each;
@@ -344,34 +292,3 @@ func (t *relayTransport) failPending() {
 	}
 	t.inService.Store(0)
 }
-
-// relayLoop is the gnet.EventLoop of a relay connection: only Execute is
-// used.
-type relayLoop struct{ t *relayTransport }
-
-// Execute runs r on the loop, from the writer goroutine.
-func (l relayLoop) Execute(_ context.Context, r gnet.Runnable) error {
-	t := l.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.dead {
-		return net.ErrClosed
-	}
-	t.tasks = append(t.tasks, r)
-	t.wake.Signal()
-	return nil
-}
-
-func (relayLoop) Register(context.Context, net.Addr) (<-chan gnet.RegisteredResult, error) {
-	return nil, errRelayUnsupported
-}
-
-func (relayLoop) Enroll(context.Context, net.Conn) (<-chan gnet.RegisteredResult, error) {
-	return nil, errRelayUnsupported
-}
-
-func (relayLoop) Schedule(context.Context, gnet.Runnable, time.Duration) error {
-	return errRelayUnsupported
-}
-
-func (relayLoop) Close(gnet.Conn) error { return errRelayUnsupported }

@@ -1,13 +1,11 @@
 package netio
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -51,25 +49,14 @@ type tlsTransport struct {
 	in   []byte // received, in[rpos:] not yet consumed
 	rpos int
 
-	mu       sync.Mutex
-	wake     *sync.Cond // on mu: work for the writer, or dead
-	out      []byte     // accepted bytes waiting for the writer
-	spare    []byte
-	cbs      []gnet.AsyncCallback // callbacks of AsyncWrites whose bytes are in out
-	cbsSpare []gnet.AsyncCallback
-	tasks    []gnet.Runnable
-	closing  bool // Close was called: send what is accepted, then close
-	dead     bool // the socket is closed: nothing more is accepted
-	deadErr  error
-
-	outstanding atomic.Int64 // accepted and not yet taken by the socket
+	writerQueue // the writer's work; its mu is the leaf lock below
 	writerDone  chan struct{}
 }
 
 func newTLSTransport(nc *tls.Conn) *tlsTransport {
 	t := &tlsTransport{nc: nc, raw: nc.NetConn(), remote: nc.RemoteAddr(), in: make([]byte, 0, tlsInboundBytes),
 		writerDone: make(chan struct{})}
-	t.wake = sync.NewCond(&t.mu)
+	t.init()
 	return t
 }
 
@@ -157,31 +144,6 @@ func (t *tlsTransport) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// AsyncWrite copies b for the writer, which calls callback on the loop
-// before it sends the bytes (b is free once copied, as gnet's is once it is
-// in its outbound buffer).
-func (t *tlsTransport) AsyncWrite(b []byte, callback gnet.AsyncCallback) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.dead {
-		return t.deadErr
-	}
-	t.acceptLocked(b)
-	if callback != nil {
-		t.cbs = append(t.cbs, callback)
-	}
-	return nil
-}
-
-func (t *tlsTransport) acceptLocked(b []byte) {
-	t.out = append(t.out, b...)
-	t.outstanding.Add(int64(len(b)))
-	t.wake.Signal()
-}
-
-// OutboundBuffered is what was accepted and not yet sent.
-func (t *tlsTransport) OutboundBuffered() int { return int(t.outstanding.Load()) }
-
 // Close sends what was accepted (within tlsCloseFlushTimeout), then closes
 // the socket; the reader then runs the server's close handling.
 func (t *tlsTransport) Close() error {
@@ -216,7 +178,9 @@ func (t *tlsTransport) kill(err error) {
 func (t *tlsTransport) RemoteAddr() net.Addr { return t.remote }
 
 // EventLoop is the connection's pseudo-loop: Execute runs a runnable on it.
-func (t *tlsTransport) EventLoop() gnet.EventLoop { return tlsLoop{t} }
+func (t *tlsTransport) EventLoop() gnet.EventLoop {
+	return queueLoop{q: &t.writerQueue, unsupported: errTLSUnsupported}
+}
 
 // writeLoop is the writer goroutine: it takes what was accepted, runs the
 // callbacks and runnables on the loop, and sends the bytes; until the
@@ -248,75 +212,26 @@ func (t *tlsTransport) writeLoop() {
 // (then it closes the socket).
 func (t *tlsTransport) take() ([]byte, []gnet.AsyncCallback, []gnet.Runnable, bool) {
 	t.mu.Lock()
-	for !t.dead && !t.closing && len(t.out) == 0 && len(t.cbs) == 0 && len(t.tasks) == 0 {
+	for !t.dead && !t.closing && t.idleLocked() {
 		t.wake.Wait()
 	}
 	if t.dead {
 		t.mu.Unlock()
 		return nil, nil, nil, false
 	}
-	if t.closing && len(t.out) == 0 && len(t.cbs) == 0 && len(t.tasks) == 0 {
+	if t.closing && t.idleLocked() {
 		t.mu.Unlock()
 		_ = t.nc.Close() // close_notify, within the write deadline Close set
 		t.kill(net.ErrClosed)
 		return nil, nil, nil, false
 	}
-	buf, cbs, tasks := t.out, t.cbs, t.tasks
-	t.out, t.spare = t.spare[:0], nil
-	t.cbs, t.cbsSpare = t.cbsSpare[:0], nil
-	t.tasks = nil
+	buf, cbs, tasks := t.takeLocked()
 	t.mu.Unlock()
 	return buf, cbs, tasks, true
-}
-
-// giveBack keeps the sent buffer and the callback list for reuse.
-func (t *tlsTransport) giveBack(buf []byte, cbs []gnet.AsyncCallback) {
-	clear(cbs)
-	t.mu.Lock()
-	if cap(buf) <= outboxKeepBytes {
-		t.spare = buf[:0]
-	}
-	t.cbsSpare = cbs[:0]
-	t.mu.Unlock()
 }
 
 func (t *tlsTransport) runOnLoop(cbs []gnet.AsyncCallback, tasks []gnet.Runnable) {
 	t.loop.Lock()
 	defer t.loop.Unlock()
-	for _, cb := range cbs {
-		_ = cb(nil, nil)
-	}
-	for _, r := range tasks {
-		_ = r.Run(context.Background())
-	}
+	runTaken(cbs, tasks)
 }
-
-// tlsLoop is the gnet.EventLoop of a TLS connection: only Execute is used.
-type tlsLoop struct{ t *tlsTransport }
-
-// Execute runs r on the loop, from the writer goroutine.
-func (l tlsLoop) Execute(_ context.Context, r gnet.Runnable) error {
-	t := l.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.dead {
-		return t.deadErr
-	}
-	t.tasks = append(t.tasks, r)
-	t.wake.Signal()
-	return nil
-}
-
-func (tlsLoop) Register(context.Context, net.Addr) (<-chan gnet.RegisteredResult, error) {
-	return nil, errTLSUnsupported
-}
-
-func (tlsLoop) Enroll(context.Context, net.Conn) (<-chan gnet.RegisteredResult, error) {
-	return nil, errTLSUnsupported
-}
-
-func (tlsLoop) Schedule(context.Context, gnet.Runnable, time.Duration) error {
-	return errTLSUnsupported
-}
-
-func (tlsLoop) Close(gnet.Conn) error { return errTLSUnsupported }
