@@ -250,21 +250,7 @@ func benchPipelined(b *testing.B, store benchStore, batch, window int) {
 	frame := publishFrame(ref, batch)
 	frames := (b.N + batch - 1) / batch
 	slots := make(chan struct{}, window)
-	acked := make(chan error, 1)
-	go func() {
-		for range frames {
-			t, err := c.readFrame()
-			if err == nil && t != wire.TypePublishAck {
-				err = errors.New("unexpected " + t.String())
-			}
-			if err != nil {
-				acked <- err
-				return
-			}
-			<-slots
-		}
-		acked <- nil
-	}()
+	acked := awaitAcks(c, frames, slots)
 	b.SetBytes(benchRecordBytes)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -288,6 +274,27 @@ func benchPipelined(b *testing.B, store benchStore, batch, window int) {
 	mbps := float64(frames*batch*benchRecordBytes) / b.Elapsed().Seconds()
 	b.ReportMetric(raw.bytesPerSec/1e6, "raw-MB/s")
 	b.ReportMetric(mbps/raw.bytesPerSec, "x-raw")
+}
+
+// awaitAcks reads n PUBLISH_ACKs on c, freeing a slot for each, and then
+// sends nil on the channel it returns, or the first error.
+func awaitAcks(c *benchConn, n int, slots chan struct{}) <-chan error {
+	acked := make(chan error, 1)
+	go func() {
+		for range n {
+			t, err := c.readFrame()
+			if err == nil && t != wire.TypePublishAck {
+				err = errors.New("unexpected " + t.String())
+			}
+			if err != nil {
+				acked <- err
+				return
+			}
+			<-slots
+		}
+		acked <- nil
+	}()
+	return acked
 }
 
 // appendFrame appends frame as request i+1.

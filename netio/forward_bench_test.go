@@ -216,22 +216,8 @@ func benchWindow(b *testing.B, s *Server, ref wire.StreamRef, batch, window int)
 // awaiting their ack, and returns how long until the last ack.
 func publishWindow(b *testing.B, c *benchConn, frame []byte, n, window int) time.Duration {
 	slots := make(chan struct{}, window)
-	acked := make(chan error, 1)
 	t0 := time.Now()
-	go func() {
-		for range n {
-			t, err := c.readFrame()
-			if err == nil && t != wire.TypePublishAck {
-				err = errors.New("unexpected " + t.String())
-			}
-			if err != nil {
-				acked <- err
-				return
-			}
-			<-slots
-		}
-		acked <- nil
-	}()
+	acked := awaitAcks(c, n, slots)
 	out := make([]byte, 0, len(frame))
 	for i := range n {
 		slots <- struct{}{}
