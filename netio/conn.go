@@ -152,7 +152,7 @@ func brokerOnly(t wire.Type) bool {
 		wire.TypeForward:
 		return true
 	}
-	return false
+	return wire.PeerOnly(t) && t != wire.TypePeerHello
 }
 
 // answer sends ERROR for a request; one that leaves the byte stream

@@ -182,6 +182,42 @@ func decodeSimpleInPlace(f Frame, lim Limits) error {
 		var m GroupPoll
 		return m.Decode(f, lim)
 	}
+	return decodeReplicationInPlace(f, lim)
+}
+
+// A heartbeat and a grant decode into lists their owner keeps and reuses.
+var (
+	reusedHeartbeat = Heartbeat{Reports: make([]HeartbeatReport, 0, 4)}
+	reusedGrant     = LeaseGrant{Logs: make([]GrantedLog, 0, 4)}
+)
+
+// decodeReplicationInPlace is decodeSimpleInPlace for the replication
+// frames; a heartbeat's and a grant's lists go into room the caller keeps.
+func decodeReplicationInPlace(f Frame, lim Limits) error {
+	switch f.Type {
+	case TypeReplicate:
+		var m Replicate
+		return m.Decode(f, lim)
+	case TypeReplicateAck:
+		var m ReplicateAck
+		return m.Decode(f, lim)
+	case TypeFence:
+		var m Fence
+		return m.Decode(f, lim)
+	case TypeFenceOK:
+		var m FenceOK
+		return m.Decode(f, lim)
+	case TypeGenerationEnd:
+		var m GenerationEnd
+		return m.Decode(f, lim)
+	case TypeGenerationEndOK:
+		var m GenerationEndOK
+		return m.Decode(f, lim)
+	case TypeHeartbeat:
+		return reusedHeartbeat.Decode(f, lim)
+	case TypeLeaseGrant:
+		return reusedGrant.Decode(f, lim)
+	}
 	panic("decodeSimpleInPlace: no case for " + f.Type.String())
 }
 

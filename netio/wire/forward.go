@@ -98,8 +98,12 @@ func (m *Forward) Decode(f Frame, lim Limits) error {
 // peerOnly reports whether t is a frame only brokers exchange, over the
 // peer transport.
 func peerOnly(t Type) bool {
-	return t == TypePeerHello || t == TypePeerHelloOK || t == TypeForward
+	return t == TypePeerHello || t == TypePeerHelloOK || t == TypeForward || t>>8 == TypeReplicate>>8
 }
+
+// PeerOnly reports whether t is a frame only brokers exchange: a client
+// connection refuses it.
+func PeerOnly(t Type) bool { return peerOnly(t) }
 
 // PublishAckMode reads the ack mode of a PUBLISH or PUBLISH_BATCH from the
 // fields before it (the stream ref), without walking the records: what a

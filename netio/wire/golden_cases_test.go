@@ -35,7 +35,7 @@ var (
 
 func goldenCases() []goldenCase {
 	return append(append(append(sessionCases(), publishCases()...), streamCases()...),
-		append(cacheCases(), groupCases()...)...)
+		append(append(cacheCases(), groupCases()...), replicationCases()...)...)
 }
 
 func sessionCases() []goldenCase {

@@ -156,6 +156,22 @@ func newSimple(t Type) simpleDecoder {
 		return new(CounterValue)
 	case TypeGroupPoll:
 		return new(GroupPoll)
+	case TypeReplicate:
+		return new(Replicate)
+	case TypeReplicateAck:
+		return new(ReplicateAck)
+	case TypeFence:
+		return new(Fence)
+	case TypeFenceOK:
+		return new(FenceOK)
+	case TypeGenerationEnd:
+		return new(GenerationEnd)
+	case TypeGenerationEndOK:
+		return new(GenerationEndOK)
+	case TypeHeartbeat:
+		return new(Heartbeat)
+	case TypeLeaseGrant:
+		return new(LeaseGrant)
 	}
 	return nil
 }
@@ -294,6 +310,22 @@ func encodeSimpleModel(dst []byte, reqID uint64, model any) []byte {
 		return AppendCounterValue(dst, reqID, *m)
 	case *GroupPoll:
 		return AppendGroupPoll(dst, reqID, *m)
+	case *Replicate:
+		return AppendReplicate(dst, reqID, *m)
+	case *ReplicateAck:
+		return AppendReplicateAck(dst, reqID, *m)
+	case *Fence:
+		return AppendFence(dst, reqID, *m)
+	case *FenceOK:
+		return AppendFenceOK(dst, reqID, *m)
+	case *GenerationEnd:
+		return AppendGenerationEnd(dst, reqID, *m)
+	case *GenerationEndOK:
+		return AppendGenerationEndOK(dst, reqID, *m)
+	case *Heartbeat:
+		return AppendHeartbeat(dst, reqID, *m)
+	case *LeaseGrant:
+		return AppendLeaseGrant(dst, reqID, *m)
 	}
 	panic(fmt.Sprintf("no encoder for model %T", model))
 }

@@ -127,7 +127,7 @@ func TestEveryFrameTypeHasANameAndSpecsAreConsistent(t *testing.T) {
 			t.Errorf("%v: JSON body without a Control type, or the reverse", typ)
 		}
 	}
-	if Type(0x0099).Known() || Type(0x0700).Known() || Type(0xffff).String() != "TYPE(0xffff)" {
+	if Type(0x0099).Known() || Type(0x0800).Known() || Type(0xffff).String() != "TYPE(0xffff)" {
 		t.Error("unknown types reported as known")
 	}
 }

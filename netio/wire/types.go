@@ -75,6 +75,16 @@ const (
 	TypeGroupDeadLettersResult Type = 0x060B
 	TypeGroupRedrive           Type = 0x060C
 	TypeGroupRedriveResult     Type = 0x060D
+
+	// replicate.go: brokers only
+	TypeReplicate       Type = 0x0700
+	TypeReplicateAck    Type = 0x0701
+	TypeFence           Type = 0x0702
+	TypeFenceOK         Type = 0x0703
+	TypeGenerationEnd   Type = 0x0704
+	TypeGenerationEndOK Type = 0x0705
+	TypeHeartbeat       Type = 0x0706
+	TypeLeaseGrant      Type = 0x0707
 )
 
 // typeSpec is what the protocol says about one frame type.
@@ -87,7 +97,7 @@ type typeSpec struct {
 }
 
 const (
-	familyCount  = 7
+	familyCount  = 8
 	memberCount  = 16
 	publishFlags = FlagTimestamp | FlagKeyed
 	groupFlags   = FlagGroupConsumer
@@ -163,6 +173,15 @@ var typeList = []struct {
 	{TypeGroupDeadLettersResult, typeSpec{name: "GROUP_DEAD_LETTERS_RESULT", feature: FeatureConsumerGroups, json: true}},
 	{TypeGroupRedrive, typeSpec{name: "GROUP_REDRIVE", feature: FeatureConsumerGroups, json: true}},
 	{TypeGroupRedriveResult, typeSpec{name: "GROUP_REDRIVE_RESULT", feature: FeatureConsumerGroups, json: true}},
+
+	{TypeReplicate, typeSpec{name: "REPLICATE"}},
+	{TypeReplicateAck, typeSpec{name: "REPLICATE_ACK"}},
+	{TypeFence, typeSpec{name: "FENCE"}},
+	{TypeFenceOK, typeSpec{name: "FENCE_OK"}},
+	{TypeGenerationEnd, typeSpec{name: "GENERATION_END"}},
+	{TypeGenerationEndOK, typeSpec{name: "GENERATION_END_OK"}},
+	{TypeHeartbeat, typeSpec{name: "HEARTBEAT"}},
+	{TypeLeaseGrant, typeSpec{name: "LEASE_GRANT"}},
 }
 
 // specs is indexed by [family][member]; name == "" marks an unknown type.
