@@ -1,0 +1,180 @@
+package failover
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/felixbroker/felix/cluster"
+)
+
+// Phase is how far a shard's promotion has gone.
+type Phase uint8
+
+const (
+	// Serving: no promotion under way.
+	Serving Phase = iota
+	// Clearing: step 1, the write of generation G+1 with no leader, is in
+	// flight.
+	Clearing
+	// Fencing: steps 2 to 4: every replica is fenced at G+1, and the
+	// machine waits for enough answers to choose from.
+	Fencing
+	// Naming: step 5, the write of G+1 with the chosen leader, is in
+	// flight.
+	Naming
+)
+
+func (p Phase) String() string {
+	return [...]string{"serving", "clearing", "fencing", "naming"}[p]
+}
+
+// promotion is one shard's promotion under way.
+type promotion struct {
+	phase      Phase
+	generation uint64 // G+1
+	// oldLeader is the stored leader when it began; the zero Replica when
+	// it began from a store with none (a promotion left half done), whose
+	// old leader this machine cannot know.
+	oldLeader cluster.Replica
+	target    int64 // a Leader stream's new leader must reach it
+
+	seq      uint64             // the write in flight (Clearing, Naming); 0: none
+	written  cluster.Assignment // what that write stores
+	revision int64              // of the leaderless assignment, from step 1's WriteDone
+
+	fencedAt time.Duration // when fences were last sent
+	answers  map[cluster.Replica]FenceReplied
+	chosen   cluster.Replica
+}
+
+// fenceResend is how long unanswered fences wait before they are sent
+// again.
+func (m *Machine) fenceResend() time.Duration { return max(m.lease/4, 1) }
+
+// tick begins the promotions that are due and sends again the fences not
+// answered, in shard order.
+func (m *Machine) tick(now time.Duration) {
+	m.advance(now)
+	for _, id := range slices.SortedFunc(maps.Keys(m.shards), compareShards) {
+		s := m.shards[id]
+		switch p := s.promotion; {
+		case p == nil:
+			if s.known && !s.stale && m.now >= m.expiry(s) {
+				m.begin(id, s)
+			}
+		case p.phase == Fencing && m.now >= p.fencedAt+m.fenceResend():
+			m.fence(id, s, p)
+		}
+	}
+}
+
+// begin is step 1: write generation G+1 with no leader, before anything
+// else, so the old leader's generation is closed in the store.
+func (m *Machine) begin(id cluster.ShardID, s *shard) {
+	a := s.stored.Assignment
+	p := &promotion{phase: Clearing, generation: max(a.Generation, s.written) + 1, oldLeader: a.Leader,
+		target: s.leaderDurable}
+	s.promotion = p
+	m.write(id, s, p, cluster.Assignment{Replicas: a.Replicas, Generation: p.generation, Incarnation: a.Incarnation},
+		s.stored.Revision)
+}
+
+func (m *Machine) write(id cluster.ShardID, s *shard, p *promotion, a cluster.Assignment, expected int64) {
+	m.seq++
+	p.seq, p.written = m.seq, a.Clone()
+	s.written = max(s.written, a.Generation)
+	m.sent[m.seq] = id
+	m.actions = append(m.actions, Write{Seq: m.seq, Epoch: m.epoch, Shard: id, Assignment: a.Clone(),
+		ExpectedRevision: expected})
+}
+
+// writeDone moves the promotion on: after step 1, fence; after step 5,
+// it is done and the new leader is leased from its next heartbeat.
+func (m *Machine) writeDone(ev WriteDone) {
+	s, p := m.promotionOf(ev.Seq)
+	if p == nil {
+		return
+	}
+	p.seq = 0
+	m.store(s, cluster.StoredAssignment{Shard: s.stored.Shard, Assignment: p.written, Revision: ev.Revision})
+	switch p.phase {
+	case Clearing:
+		p.phase, p.revision, p.answers = Fencing, ev.Revision, map[cluster.Replica]FenceReplied{}
+		m.fence(s.stored.Shard, s, p)
+	case Naming:
+		s.promotion = nil
+	}
+}
+
+// writeFailed drops the promotion: what is stored is unknown until the
+// next Assigned, which begins it again from there.
+func (m *Machine) writeFailed(seq uint64) {
+	if s, p := m.promotionOf(seq); p != nil {
+		m.drop(s)
+		s.stale = true
+	}
+}
+
+// promotionOf finds the promotion whose write seq answers, forgetting the
+// write; nil for an answer to a write already answered or dropped.
+func (m *Machine) promotionOf(seq uint64) (*shard, *promotion) {
+	id, ok := m.sent[seq]
+	delete(m.sent, seq)
+	if !ok {
+		return nil, nil
+	}
+	s := m.shards[id]
+	if p := s.promotion; p != nil && p.seq == seq {
+		return s, p
+	}
+	return nil, nil
+}
+
+// fence is step 2: fence every replica that has not answered, the old
+// leader too, in replica order.
+func (m *Machine) fence(id cluster.ShardID, s *shard, p *promotion) {
+	p.fencedAt = m.now
+	for _, r := range s.stored.Assignment.Replicas {
+		if _, ok := p.answers[r]; !ok {
+			m.actions = append(m.actions, Fence{Shard: id, To: r, Generation: p.generation, Epoch: m.epoch})
+		}
+	}
+}
+
+// fenceReplied records an answer to this promotion's fence and, once the
+// answers are enough, chooses the new leader and writes it (step 5).
+func (m *Machine) fenceReplied(ev FenceReplied) {
+	s := m.shards[ev.Shard]
+	if s == nil || s.promotion == nil {
+		return
+	}
+	p := s.promotion
+	if p.phase != Fencing || ev.Generation != p.generation || ev.Epoch != m.epoch || !s.stored.Assignment.Holds(ev.From) {
+		return
+	}
+	p.answers[ev.From] = ev
+	b := ballot{replicas: s.stored.Assignment.Replicas, factor: s.factor(), oldLeader: p.oldLeader,
+		leaderStream: s.consistency == Leader, target: p.target, answers: p.answers}
+	chosen, ok := b.choose()
+	if !ok {
+		return
+	}
+	p.phase, p.chosen = Naming, chosen
+	a := s.stored.Assignment
+	m.write(ev.Shard, s, p, cluster.Assignment{Replicas: leaderFirst(a.Replicas, chosen), Leader: chosen,
+		Generation: p.generation, Incarnation: a.Incarnation}, p.revision)
+}
+
+// leaderFirst is the replicas with the leader first, the others in their
+// order.
+func leaderFirst(replicas []cluster.Replica, leader cluster.Replica) []cluster.Replica {
+	out := make([]cluster.Replica, 0, len(replicas))
+	out = append(out, leader)
+	for _, r := range replicas {
+		if r != leader {
+			out = append(out, r)
+		}
+	}
+	return out
+}
