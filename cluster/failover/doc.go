@@ -57,21 +57,21 @@
 //
 // # Promotion
 //
-//	 control plane                    store                 replicas
-//	 lease ran out at G
-//	 1 Write{G+1, leader none} ----->  CAS rev r0
-//	   <---------------------------- WriteDone rev r1
-//	 2 Fence{G+1, epoch} -------------------------------->  every replica,
-//	   (again every L/4 to those                            old leader too:
-//	    not answered)                                       persist, recover
-//	   <--------------------------------------------------- FenceReplied{end}
-//	 3 enough answers? R-M+1 (M = R/2+1) not from a new disk,
-//	   or the old leader's own (clean, or a Leader stream); else wait
-//	 4 choose the highest (LastGen, end), ties to the earliest replica;
-//	   a Leader stream's must reach the old leader's last durable end
-//	 5 Write{G+1, leader C, C first} ->  CAS rev r1
-//	   <---------------------------- WriteDone: done, C is leased
-//	                                 from its next heartbeat at G+1
+//	control plane                    store                 replicas
+//	lease ran out at G
+//	1 Write{G+1, leader none} ----->  CAS rev r0
+//	  <---------------------------- WriteDone rev r1
+//	2 Fence{G+1, epoch} -------------------------------->  every replica,
+//	  (again every L/4 to those                            old leader too:
+//	   not answered)                                       persist, recover
+//	  <--------------------------------------------------- FenceReplied{end}
+//	3 enough answers? R-M+1 (M = R/2+1) not from a new disk,
+//	  or the old leader's own (clean, or a Leader stream); else wait
+//	4 choose the highest (LastGen, end), ties to the earliest replica;
+//	  a Leader stream's must reach the old leader's last durable end
+//	5 Write{G+1, leader C, C first} ->  CAS rev r1
+//	  <---------------------------- WriteDone: done, C is leased
+//	                                from its next heartbeat at G+1
 //
 // end is LogEnd after a clean stop and Durable after an unclean one: what
 // lies past the durable end of a replica that crashed may be gone. A
