@@ -1,0 +1,144 @@
+package failover_test
+
+import (
+	"slices"
+	"time"
+
+	"github.com/felixbroker/felix/cluster"
+	"github.com/felixbroker/felix/cluster/failover"
+)
+
+// checks holds what the world's invariants need to remember, and checks
+// each action against it.
+type checks struct {
+	written    map[cluster.ShardID]uint64        // highest generation this machine wrote
+	leaderless map[cluster.ShardID]uint64        // the generation of its last leaderless write
+	leasedTo   map[grantKey]cluster.Replica      // who was granted each shard at each generation
+	leaseEnd   map[cluster.ShardID]time.Duration // the latest At+L granted, by any machine
+	answers    map[answerKey]failover.FenceReplied
+	named      int // promotions completed
+}
+
+type grantKey struct {
+	shard cluster.ShardID
+	gen   uint64
+}
+
+type answerKey struct {
+	shard cluster.ShardID
+	gen   uint64
+	epoch int64
+	from  cluster.Replica
+}
+
+func newChecks() checks {
+	return checks{leasedTo: map[grantKey]cluster.Replica{}, leaseEnd: map[cluster.ShardID]time.Duration{},
+		answers: map[answerKey]failover.FenceReplied{}}
+}
+
+// newMachine forgets what the last machine wrote: its writes not applied
+// are lost, and the new one starts from the store.
+func (c *checks) newMachine(w *world) {
+	c.written, c.leaderless = map[cluster.ShardID]uint64{}, map[cluster.ShardID]uint64{}
+	for id, sa := range w.store {
+		c.written[id] = sa.Assignment.Generation
+	}
+}
+
+func (c *checks) grant(w *world, g failover.Grant) {
+	if g.Epoch != w.epoch || g.Lease != lease {
+		w.t.Fatalf("grant %+v: epoch or lease wrong", g)
+	}
+	for _, gs := range g.Shards {
+		k := grantKey{gs.Shard, gs.Generation}
+		if to, ok := c.leasedTo[k]; ok && to != g.To {
+			w.t.Fatalf("%v at generation %d granted to %v and to %v", gs.Shard, gs.Generation, to, g.To)
+		}
+		c.leasedTo[k] = g.To
+		if a := w.store[gs.Shard].Assignment; a.Leader != g.To || a.Generation != gs.Generation {
+			w.t.Fatalf("%v granted to %v at %d; the store holds %v", gs.Shard, g.To, gs.Generation, a)
+		}
+		c.leaseEnd[gs.Shard] = max(c.leaseEnd[gs.Shard], w.now+lease)
+	}
+}
+
+func (c *checks) write(w *world, wr failover.Write) {
+	a := wr.Assignment
+	if wr.Epoch != w.epoch {
+		w.t.Fatalf("write %+v: not at epoch %d", wr, w.epoch)
+	}
+	if a.Leader != none && !a.Holds(a.Leader) {
+		w.t.Fatalf("write %+v: the leader is not a replica", wr)
+	}
+	stored := w.store[wr.Shard].Assignment
+	if !sameSet(a.Replicas, stored.Replicas) {
+		w.t.Fatalf("write %+v: replicas differ from the store's %v", wr, stored)
+	}
+	if a.Leader == none {
+		c.checkLeaderless(w, wr)
+		return
+	}
+	if a.Generation != c.leaderless[wr.Shard] || a.Replicas[0] != a.Leader {
+		w.t.Fatalf("write %+v: want the leader first at generation %d", wr, c.leaderless[wr.Shard])
+	}
+	c.checkChoice(w, wr)
+	c.named++
+}
+
+func (c *checks) checkLeaderless(w *world, wr failover.Write) {
+	gen := wr.Assignment.Generation
+	if gen <= c.written[wr.Shard] || gen <= w.store[wr.Shard].Assignment.Generation {
+		w.t.Fatalf("write %+v: generation not above %d written and %v stored", wr, c.written[wr.Shard],
+			w.store[wr.Shard].Assignment)
+	}
+	if bound := max(w.started+lease, c.leaseEnd[wr.Shard]); w.now < bound {
+		w.t.Fatalf("write %+v at %v: before the lease bound %v", wr, w.now, bound)
+	}
+	c.written[wr.Shard], c.leaderless[wr.Shard] = gen, gen
+}
+
+// checkChoice: the leader named answered the fence at its generation and
+// this epoch, not from a new disk, and no such answer is longer.
+func (c *checks) checkChoice(w *world, wr failover.Write) {
+	gen, leader := wr.Assignment.Generation, wr.Assignment.Leader
+	chosen, ok := c.answers[answerKey{wr.Shard, gen, w.epoch, leader}]
+	if !ok || chosen.NewDisk {
+		w.t.Fatalf("write %+v: %v gave no answer that counts", wr, leader)
+	}
+	for _, r := range wr.Assignment.Replicas {
+		a, ok := c.answers[answerKey{wr.Shard, gen, w.epoch, r}]
+		if ok && !a.NewDisk && orderOf(a) > orderOf(chosen) {
+			w.t.Fatalf("write %+v: %+v is longer than the chosen %+v", wr, a, chosen)
+		}
+	}
+}
+
+func (c *checks) answer(_ *world, ev failover.FenceReplied) {
+	c.answers[answerKey{ev.Shard, ev.Generation, ev.Epoch, ev.From}] = ev
+}
+
+// orderOf is (LastGen, end) as one comparable number (ends stay below
+// 1<<32 in the world).
+func orderOf(a failover.FenceReplied) int64 {
+	end := a.Durable
+	if a.Clean {
+		end = a.LogEnd
+	}
+	return int64(a.LastGen)<<32 | end
+}
+
+func sameSet(a, b []cluster.Replica) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	less := func(p, q cluster.Replica) int {
+		if p.Broker != q.Broker {
+			if p.Broker < q.Broker {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(x, less)
+	slices.SortFunc(y, less)
+	return slices.Equal(x, y)
+}
