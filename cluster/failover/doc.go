@@ -65,13 +65,22 @@
 //	  (again every L/4 to those                            old leader too:
 //	   not answered)                                       persist, recover
 //	  <--------------------------------------------------- FenceReplied{end}
-//	3 enough answers? R-M+1 (M = R/2+1) not from a new disk,
-//	  or the old leader's own (clean, or a Leader stream); else wait
+//	3 enough answers? R-M+1 (M = R/2+1) from any replicas, none from
+//	  a new disk; or the old leader's own, if it stopped cleanly or the
+//	  stream is a Leader stream; else wait (the shard is unavailable)
 //	4 choose the highest (LastGen, end), ties to the earliest replica;
 //	  a Leader stream's must reach the old leader's last durable end
 //	5 Write{G+1, leader C, C first} ->  CAS rev r1
 //	  <---------------------------- WriteDone: done, C is leased
 //	                                from its next heartbeat at G+1
+//
+// Any R-M+1 replicas share one with every majority that acknowledged a
+// Quorum record, so the old leader's answer counts as any other's; alone
+// it is enough only if it holds all it acknowledged: a Quorum record can
+// be durable on a majority of followers and not yet on its leader, so an
+// unclean old leader alone is not enough for a Quorum stream. A promotion
+// begun from a store with no leader does not know the old leader, and
+// counts R-M+1 answers only.
 //
 // end is LogEnd after a clean stop and Durable after an unclean one: what
 // lies past the durable end of a replica that crashed may be gone. A

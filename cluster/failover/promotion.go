@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -26,6 +27,9 @@ const (
 )
 
 func (p Phase) String() string {
+	if p > Naming {
+		return fmt.Sprintf("phase(%d)", uint8(p))
+	}
 	return [...]string{"serving", "clearing", "fencing", "naming"}[p]
 }
 

@@ -228,6 +228,7 @@ func TestRandomEventsKeepTheInvariants(t *testing.T) {
 		w.run(400)
 		promoted += w.checks.named
 	}
+	t.Logf("%d promotions completed", promoted)
 	if promoted < 100 {
 		t.Fatalf("only %d promotions completed: the worlds do not exercise promotion", promoted)
 	}
