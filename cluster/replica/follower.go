@@ -91,9 +91,12 @@ type Follower struct {
 	raisedBy   string // the broker whose REPLICATE raised it
 	persisting bool
 	syncing    bool
-	desynced   uint64 // a generation whose synchronisation a divergence undid (in memory only)
-	next       int64  // the log's next offset, queued appends included: only this Follower appends
-	lastGen    uint32 // the generation of the record at next-1
+	syncGen    uint64             // the generation the running synchronisation is for
+	syncStop   context.CancelFunc // ends it at its next step
+	syncDone   chan struct{}      // closed when it has ended
+	desynced   uint64             // a generation whose synchronisation a divergence undid (in memory only)
+	next       int64              // the log's next offset, queued appends included: only this Follower appends
+	lastGen    uint32             // the generation of the record at next-1
 	heard      time.Time
 	commitGen  uint64 // the generation of the leader whose commit was last noted
 	closed     bool
@@ -489,6 +492,7 @@ func (f *Follower) Fence(gen uint64, epoch int64) (wire.FenceOK, error) {
 	if err != nil {
 		return wire.FenceOK{}, err
 	}
+	f.stopSyncBelow(gen)
 	end := f.log.End()
 	ok := wire.FenceOK{Generation: gen, Epoch: epoch, LogEnd: end, LastGen: uint64(f.generationAtEnd(end)),
 		Durable: min(f.log.Durable(), end), Flags: f.flags, DiskID: f.diskID}
@@ -496,6 +500,22 @@ func (f *Follower) Fence(gen uint64, epoch int64) (wire.FenceOK, error) {
 		ok.Flags |= wire.FenceClean
 	}
 	return ok, nil
+}
+
+// stopSyncBelow ends a synchronisation with a leader older than gen and
+// waits for it: once a fence at gen is answered, nothing truncates the
+// log for an older leader (this broker may lead at gen next, appending).
+func (f *Follower) stopSyncBelow(gen uint64) {
+	f.mu.Lock()
+	var done chan struct{}
+	if f.syncing && f.syncGen < gen {
+		f.syncStop()
+		done = f.syncDone
+	}
+	f.mu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // generationAtEnd is the generation of the record at end-1, end being an

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio/wire"
 	"github.com/felixbroker/felix/segment/vfs"
@@ -383,4 +384,28 @@ func TestFollowerAcknowledgesOnCommitOnlyOnceDurable(t *testing.T) {
 type shardlogImage struct {
 	fs  *vfs.MemFS
 	ack wire.ReplicateAck
+}
+
+// A fence above the generation being synchronised ends that
+// synchronisation before it is answered: this broker may lead at the
+// fenced generation next, and nothing may truncate under its appends.
+func TestFollowerFenceEndsASynchronisationWithAnOlderLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newFolRig(t, shardlog.OnCommit(), []uint32{1, 1, 3})
+		r.leader.set(1, 1, 2)
+		r.net.SetFaults("f", folLeader, peer.Faults{Hold: true})
+		r.send(replicate(4, 3, 2, nil))
+		synctest.Wait() // the GENERATION_END waits in the network
+		if _, err := r.f.Fence(5, 1); err != nil {
+			t.Fatal(err)
+		}
+		r.net.SetFaults("f", folLeader, peer.Faults{})
+		synctest.Wait()
+		if got := r.content(); !sameLines(got, want(1, 1, 3)) {
+			t.Fatalf("the log holds %v after the fence, want it untouched", got)
+		}
+		if st := r.f.fences.State(); st.Generation != 5 || st.Synced == 5 || st.Synced == 4 {
+			t.Fatalf("fence state %+v, want generation 5 synchronised with neither leader", st)
+		}
+	})
 }

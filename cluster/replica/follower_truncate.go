@@ -34,6 +34,10 @@ import (
 // generation falls every round, so the rounds end; an empty log is
 // synchronised at once. Then A = F is persisted and appends begin.
 //
+// A fence above F ends the synchronisation and waits for it before it is
+// answered (stopSyncBelow): this broker may lead next, and its leader's
+// appends must never meet a truncation for an older leader.
+//
 // A leader that answers ERROR (it no longer leads at F) or nothing ends
 // the attempt; the leader's next REPLICATE starts another. No AppendAt
 // runs meanwhile: Replicate appends only once synced, and Log.Truncate
@@ -52,15 +56,17 @@ func (f *Follower) startSyncLocked(from string, gen uint64) {
 	if f.syncing || f.closed {
 		return
 	}
-	f.syncing = true
+	ctx, stop := context.WithCancel(f.ctx)
+	f.syncing, f.syncGen, f.syncStop, f.syncDone = true, gen, stop, make(chan struct{})
 	f.wg.Add(1)
-	go f.synchronise(from, gen)
+	go f.synchronise(ctx, from, gen, f.syncDone)
 }
 
 // synchronise runs on its own goroutine.
-func (f *Follower) synchronise(from string, gen uint64) {
+func (f *Follower) synchronise(ctx context.Context, from string, gen uint64, done chan struct{}) {
 	defer f.wg.Done()
-	err := f.truncateFor(from, gen)
+	defer close(done)
+	err := f.truncateFor(ctx, from, gen)
 	if err == nil {
 		_, err = f.fences.Update(func(s *FenceState) error {
 			if s.Generation != gen {
@@ -75,7 +81,8 @@ func (f *Follower) synchronise(from string, gen uint64) {
 	next, lastGen := nextOffset(f.log), f.log.LastGeneration()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.syncing = false
+	f.syncStop()
+	f.syncing, f.syncStop = false, nil
 	f.next, f.lastGen = next, lastGen
 	if err != nil {
 		if !errors.Is(err, errSuperseded) && f.ctx.Err() == nil {
@@ -90,10 +97,10 @@ func (f *Follower) synchronise(from string, gen uint64) {
 
 // truncateFor truncates the log until it is a prefix of from's, the
 // leader of gen.
-func (f *Follower) truncateFor(from string, gen uint64) error {
+func (f *Follower) truncateFor(ctx context.Context, from string, gen uint64) error {
 	var req, buf []byte
 	for range syncRoundsMax {
-		if f.fences.State().Generation != gen {
+		if ctx.Err() != nil || f.fences.State().Generation != gen {
 			return errSuperseded
 		}
 		start := f.log.Start()
@@ -104,9 +111,12 @@ func (f *Follower) truncateFor(from string, gen uint64) error {
 		var held uint32
 		var end int64
 		var err error
-		held, end, req, buf, err = f.askGenerationEnd(from, gen, asked, req, buf)
+		held, end, req, buf, err = f.askGenerationEnd(ctx, from, gen, asked, req, buf)
 		if err != nil {
 			return err
+		}
+		if ctx.Err() != nil {
+			return errSuperseded // a fence above gen: its answer waits for this to end
 		}
 		to := max(min(end, f.log.GenerationEnd(held)), start)
 		if to < nextOffset(f.log) {
@@ -124,9 +134,9 @@ func (f *Follower) truncateFor(from string, gen uint64) error {
 // askGenerationEnd asks from, leader of gen, where its log ends for
 // generation asked: held is the largest generation at most asked its log
 // holds, end one past its last record of such a generation.
-func (f *Follower) askGenerationEnd(from string, gen uint64, asked uint32, req, buf []byte) (held uint32, end int64, _, _ []byte, err error) {
+func (f *Follower) askGenerationEnd(ctx context.Context, from string, gen uint64, asked uint32, req, buf []byte) (held uint32, end int64, _, _ []byte, err error) {
 	req = wire.AppendGenerationEnd(req[:0], 0, wire.GenerationEnd{Log: f.ref, LeaderGen: gen, Asked: uint64(asked)})
-	ctx, cancel := context.WithTimeout(f.ctx, f.callTimeout)
+	ctx, cancel := context.WithTimeout(ctx, f.callTimeout)
 	defer cancel()
 	answer, err := f.tr.Call(ctx, from, req, buf)
 	if err != nil {
