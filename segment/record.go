@@ -25,8 +25,12 @@ const (
 	FlagTombstone uint16 = 1 << 0
 	FlagExpiry    uint16 = 1 << 1
 	FlagControl   uint16 = 1 << 2
+	// FlagGenerationStart marks the record a new leader writes first in
+	// its generation (cluster/replica); it is always a control record too,
+	// so every reader that skips control records skips it.
+	FlagGenerationStart uint16 = 1 << 3
 
-	flagsKnown = FlagTombstone | FlagExpiry | FlagControl
+	flagsKnown = FlagTombstone | FlagExpiry | FlagControl | FlagGenerationStart
 )
 
 // Record is one decoded record. Key and Value alias the bytes it was

@@ -11,12 +11,41 @@ type ballot struct {
 	leaderStream bool
 	target       int64 // for a Leader stream, the end the chosen must reach
 	answers      map[cluster.Replica]FenceReplied
+	// avoidOld: the old leader is one its followers cannot reach; it is
+	// chosen again only when no other replica may be.
+	avoidOld bool
 }
 
 // choose is steps 3 and 4: once the answers are enough that every
 // acknowledged record is among them, the replica with the highest
 // (LastGen, end), if it holds what a Leader stream acknowledged.
+//
+// When the old leader is to be avoided, the others' answers are weighed
+// alone first: if they are enough without it (R-M+1 of them hold every
+// record acknowledged at Quorum), the highest of them leads, so a leader
+// its followers cannot reach is not promoted again into the same
+// partition. If they are not, a Quorum stream waits for more of them (its
+// old leader reaches no majority: it would serve nothing), and a Leader
+// stream, which its old leader can serve alone, counts the old leader's
+// answer as any other.
 func (b ballot) choose() (cluster.Replica, bool) {
+	if b.avoidOld && b.oldLeader != (cluster.Replica{}) {
+		others := b
+		others.answers = make(map[cluster.Replica]FenceReplied, len(b.answers))
+		for r, a := range b.answers {
+			if r != b.oldLeader {
+				others.answers[r] = a
+			}
+		}
+		others.avoidOld = false
+		r, ok := others.choose()
+		if ok || !b.leaderStream {
+			// A Quorum stream's old leader reaches no majority: leading
+			// again it would serve nothing, so the shard waits for the
+			// others' answers (or the partition to heal).
+			return r, ok
+		}
+	}
 	if !b.enough() {
 		return cluster.Replica{}, false
 	}

@@ -42,6 +42,9 @@ type promotion struct {
 	// old leader this machine cannot know.
 	oldLeader cluster.Replica
 	target    int64 // a Leader stream's new leader must reach it
+	// unreachable: it began because most followers could not reach the
+	// old leader, so another replica leads when one may.
+	unreachable bool
 
 	seq      uint64             // the write in flight (Clearing, Naming); 0: none
 	written  cluster.Assignment // what that write stores
@@ -78,7 +81,7 @@ func (m *Machine) tick(now time.Duration) {
 func (m *Machine) begin(id cluster.ShardID, s *shard) {
 	a := s.stored.Assignment
 	p := &promotion{phase: Clearing, generation: max(a.Generation, s.written) + 1, oldLeader: a.Leader,
-		target: s.leaderDurable}
+		target: s.leaderDurable, unreachable: s.withheld}
 	s.promotion = p
 	m.write(id, s, p, cluster.Assignment{Replicas: a.Replicas, Generation: p.generation, Incarnation: a.Incarnation},
 		s.stored.Revision)
@@ -159,7 +162,7 @@ func (m *Machine) fenceReplied(ev FenceReplied) {
 	}
 	p.answers[ev.From] = ev
 	b := ballot{replicas: s.stored.Assignment.Replicas, factor: s.factor(), oldLeader: p.oldLeader,
-		leaderStream: s.consistency == Leader, target: p.target, answers: p.answers}
+		leaderStream: s.consistency == Leader, target: p.target, answers: p.answers, avoidOld: p.unreachable}
 	chosen, ok := b.choose()
 	if !ok {
 		return

@@ -1,0 +1,367 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/felixbroker/felix/cluster/peer"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/netio/wire"
+	"github.com/felixbroker/felix/segment"
+)
+
+// Consistency is when a leader acknowledges a write (the stream's level).
+type Consistency uint8
+
+// The two levels of the contract.
+const (
+	// ConsistencyLeader acknowledges once the leader has the write at its
+	// FsyncMode; followers catch up behind it.
+	ConsistencyLeader Consistency = iota + 1
+	// ConsistencyQuorum acknowledges once the quorum watermark passes the
+	// write: a majority of the replicas has it at their FsyncMode.
+	ConsistencyQuorum
+)
+
+func (c Consistency) String() string {
+	switch c {
+	case ConsistencyLeader:
+		return "leader"
+	case ConsistencyQuorum:
+		return "quorum"
+	}
+	return fmt.Sprintf("consistency(%d)", c)
+}
+
+var (
+	// ErrNoQuorum refuses a Quorum write no majority acknowledged within
+	// the publish timeout. It does not say the write failed: it may be
+	// stored, and may yet be read; this broker cannot vouch for it.
+	ErrNoQuorum = errors.New("felix/replica: no_quorum: no majority of the replicas acknowledged the write in time; this broker cannot vouch for it (it may still be stored)")
+	// ErrNotLeader refuses an acknowledgement this replica may no longer
+	// give: its lease ended, or a newer generation fenced it. The write's
+	// outcome is unknown: the new leader decides.
+	ErrNotLeader = errors.New("felix/replica: not the leader any more (lease ended or fenced by a newer generation); the write's outcome is unknown")
+	// ErrLeaderClosed ends the writes pending when a Leader is closed.
+	ErrLeaderClosed = errors.New("felix/replica: leader closed; the write's outcome is unknown")
+)
+
+// FlagGenerationStart marks the record a new leader appends first in its
+// generation (CLUSTER.md: commit in the new generation before serving).
+// It carries no key and no value and is a control record, which readers
+// skip.
+const FlagGenerationStart = segment.FlagGenerationStart | segment.FlagControl
+
+// LeaderConfig is what a Leader is started with.
+type LeaderConfig struct {
+	Ref         wire.LogRef // copied
+	Log         Log
+	Generation  uint32   // this leadership's generation
+	Followers   []string // the other replicas' broker ids
+	Transport   peer.Transport
+	Consistency Consistency
+	// Lease is this log's lease on this broker: every acknowledgement
+	// checks it after the write is durable and before the ack is sent.
+	Lease *Lease
+	// Commit is the commit watermark this replica knew before it led (what
+	// it learnt as a follower); readers see up to it until the new
+	// generation's start record commits.
+	Commit int64
+	// Timeout bounds a Quorum write's wait for a majority (the publish
+	// timeout): past it the write is refused with ErrNoQuorum.
+	Timeout time.Duration
+	// OnCommit receives the records that became acknowledgeable, in order
+	// (the shard's subscribers). It runs on the leader's goroutine.
+	OnCommit func(first, next int64, records []byte)
+	// BatchBytes bounds one REPLICATE's records (default 256 KiB);
+	// Inflight the batches in flight per follower (default 4).
+	BatchBytes int
+	Inflight   int
+}
+
+// Default sizes of a leader's pipeline.
+const (
+	DefaultBatchBytes = 256 << 10
+	DefaultInflight   = 4
+	DefaultTimeout    = 5 * time.Second
+	// tick is how often a leader looks at timeouts and idle followers.
+	tick = 20 * time.Millisecond
+	// retryAfter is the pause before resending to a follower that failed
+	// or could not take a batch yet.
+	retryAfter = 10 * time.Millisecond
+)
+
+// Leader is one log's leadership on this broker: it appends locally,
+// ships every record to the followers, keeps the commit watermark (the
+// quorum watermark for a Quorum log, the local end for a Leader one) and
+// acknowledges each append once the watermark passes it and the lease
+// still holds. One goroutine of its own ships and acknowledges; appends
+// come from any goroutine.
+type Leader struct {
+	cfg LeaderConfig
+	gen uint32
+
+	amu     sync.Mutex // serializes appends, so the queue is in offset order
+	pmu     sync.Mutex // guards queue, failed
+	queue   []pendingAck
+	failed  error // the local log failed: every append after it fails too
+	deposed atomic.Bool
+
+	commit       atomic.Int64
+	genStartNext int64 // the commit watermark moves only once it reaches this
+
+	fmu       sync.Mutex // guards followers and buf
+	followers []*remote
+	buf       []byte
+
+	deliver []byte // OnCommit's read buffer, the leader goroutine's
+
+	wake chan struct{}
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// pendingAck is an append waiting for the commit watermark.
+type pendingAck struct {
+	first, last int64
+	deadline    time.Time
+	w           shardlog.Waiter
+}
+
+// NewLeader starts a leadership: it appends the generation's start record
+// and starts shipping.
+func NewLeader(cfg LeaderConfig) (*Leader, error) {
+	if cfg.Consistency != ConsistencyLeader && cfg.Consistency != ConsistencyQuorum {
+		return nil, fmt.Errorf("felix/replica: leader of %v: consistency %v", cfg.Ref, cfg.Consistency)
+	}
+	if cfg.Lease == nil || cfg.Log == nil || cfg.Transport == nil || cfg.Generation == 0 {
+		return nil, fmt.Errorf("felix/replica: leader of %v: a log, a transport, a lease and a generation are required", cfg.Ref)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.BatchBytes <= 0 {
+		cfg.BatchBytes = DefaultBatchBytes
+	}
+	if cfg.Inflight <= 0 {
+		cfg.Inflight = DefaultInflight
+	}
+	cfg.Ref = cloneRef(cfg.Ref)
+	l := &Leader{cfg: cfg, gen: cfg.Generation, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	l.commit.Store(min(cfg.Commit, cfg.Log.End()))
+	for _, id := range cfg.Followers {
+		l.followers = append(l.followers, newRemote(l, id))
+	}
+	first, err := cfg.Log.Append([]shardlog.Entry{{Flags: FlagGenerationStart, Timestamp: time.Now().UnixNano()}}, l.gen, l)
+	if err != nil {
+		return nil, fmt.Errorf("felix/replica: leader of %v: the generation's start record: %w", cfg.Ref, err)
+	}
+	l.genStartNext = first + 1
+	l.wg.Add(1)
+	go l.run()
+	return l, nil
+}
+
+// Generation is the leadership's generation.
+func (l *Leader) Generation() uint32 { return l.gen }
+
+// Append appends entries locally and tells w once they are acknowledged
+// at the log's consistency (or refused: ErrNoQuorum, ErrNotLeader, the
+// log's own failure). The gen argument of the engine's log interface is
+// ignored: a leader writes its own generation.
+func (l *Leader) Append(entries []shardlog.Entry, _ uint32, w shardlog.Waiter) (int64, error) {
+	if l.deposed.Load() {
+		return 0, ErrNotLeader
+	}
+	l.amu.Lock()
+	defer l.amu.Unlock()
+	first, err := l.cfg.Log.Append(entries, l.gen, l)
+	if err != nil {
+		return first, err
+	}
+	l.pmu.Lock()
+	l.queue = append(l.queue, pendingAck{first: first, last: first + int64(len(entries)) - 1,
+		deadline: time.Now().Add(l.cfg.Timeout), w: w})
+	l.pmu.Unlock()
+	l.signal()
+	return first, nil
+}
+
+// Committed is the local log's acknowledgement of an append at its
+// FsyncMode (the leader is the log's waiter): it wakes the leader's
+// goroutine, which ships and recomputes the watermark. Never blocks.
+func (l *Leader) Committed(first, _ int64, err error) {
+	if err != nil {
+		l.pmu.Lock()
+		if l.failed == nil {
+			l.failed = fmt.Errorf("felix/replica: the leader's log failed at %d: %w", first, err)
+		}
+		l.pmu.Unlock()
+	}
+	l.signal()
+}
+
+func (l *Leader) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Commit is the commit watermark: one past the last acknowledgeable
+// record. Readers see up to it.
+func (l *Leader) Commit() int64 { return l.commit.Load() }
+
+// End is Commit: the engine's log interface.
+func (l *Leader) End() int64 { return l.commit.Load() }
+
+// Start is the local log's start.
+func (l *Leader) Start() int64 { return l.cfg.Log.Start() }
+
+// Read reads the local log up to the commit watermark.
+func (l *Leader) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) {
+	return readBelow(l.cfg.Log, from, l.commit.Load(), maxBytes, dst)
+}
+
+// Close stops the leadership: pending appends are told ErrLeaderClosed.
+// It does not close the local log.
+func (l *Leader) Close() error {
+	select {
+	case <-l.done:
+		return nil
+	default:
+	}
+	close(l.done)
+	l.wg.Wait()
+	l.failAll(ErrLeaderClosed)
+	return nil
+}
+
+// Depose stops acknowledging: a newer generation fenced this replica.
+// Pending appends are told ErrNotLeader.
+func (l *Leader) Depose() {
+	l.deposed.Store(true)
+	l.cfg.Lease.Revoke()
+	l.signal()
+}
+
+func (l *Leader) run() {
+	defer l.wg.Done()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-l.wake:
+		case <-t.C:
+		}
+		l.ship()
+		l.advance()
+	}
+}
+
+// advance moves the commit watermark, hands what it passed to OnCommit,
+// and acknowledges (or refuses) the appends at the head of the queue.
+func (l *Leader) advance() {
+	if l.deposed.Load() {
+		l.failAll(ErrNotLeader)
+		return
+	}
+	if wm := l.watermark(); wm > l.commit.Load() {
+		l.publish(l.commit.Load(), wm)
+	}
+	l.acknowledge(time.Now())
+}
+
+// watermark is where the commit may move now: the quorum watermark (or
+// the local end), once it covers the generation's start record.
+func (l *Leader) watermark() int64 {
+	local := l.cfg.Log.End()
+	wm := local
+	if l.cfg.Consistency == ConsistencyQuorum {
+		var room [8]int64
+		ends := append(room[:0], local)
+		l.fmu.Lock()
+		for _, f := range l.followers {
+			ends = append(ends, min(f.matched, local))
+		}
+		l.fmu.Unlock()
+		wm = Watermark(ends)
+	}
+	if wm < l.genStartNext {
+		return l.commit.Load()
+	}
+	return wm
+}
+
+// publish moves the commit to wm, handing the records between to
+// OnCommit in chunks.
+func (l *Leader) publish(from, wm int64) {
+	for from < wm {
+		out, next, err := readBelow(l.cfg.Log, from, wm, l.cfg.BatchBytes, l.deliver[:0])
+		l.deliver = out[:0]
+		if err != nil || next <= from {
+			next = wm // nothing readable (retention, a gap compaction left): move on
+		} else if l.cfg.OnCommit != nil {
+			l.cfg.OnCommit(from, next, out)
+		}
+		from = next
+		l.commit.Store(from)
+	}
+}
+
+// acknowledge tells the head of the queue: committed appends while the
+// lease holds, failed ones, and those past their deadline. A committed
+// append waits for a lease not granted or renewed yet until its deadline:
+// what matters is that the lease holds when the ack is sent.
+func (l *Leader) acknowledge(now time.Time) {
+	commit := l.commit.Load()
+	leased := l.cfg.Lease.Valid(now, uint64(l.gen))
+	for {
+		l.pmu.Lock()
+		if len(l.queue) == 0 {
+			l.pmu.Unlock()
+			return
+		}
+		p := l.queue[0]
+		var err error
+		switch {
+		case p.last < commit && leased:
+		case p.last < commit && !now.Before(p.deadline):
+			err = ErrNotLeader // no lease came in time: a new leader may have been named
+		case p.last < commit:
+			l.pmu.Unlock()
+			return // a lease not granted yet (a new leadership) or not renewed yet
+		case l.failed != nil:
+			err = l.failed
+		case !now.Before(p.deadline) && l.cfg.Consistency == ConsistencyQuorum:
+			err = ErrNoQuorum
+		default:
+			l.pmu.Unlock()
+			return
+		}
+		l.queue[0] = pendingAck{}
+		l.queue = l.queue[1:]
+		l.pmu.Unlock()
+		if p.w != nil {
+			p.w.Committed(p.first, p.last, err)
+		}
+	}
+}
+
+// failAll refuses every pending append with err.
+func (l *Leader) failAll(err error) {
+	l.pmu.Lock()
+	q := l.queue
+	l.queue = nil
+	l.pmu.Unlock()
+	for _, p := range q {
+		if p.w != nil {
+			p.w.Committed(p.first, p.last, err)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package replica
+
+import (
+	"context"
+	"time"
+
+	"github.com/felixbroker/felix/cluster/peer"
+	"github.com/felixbroker/felix/netio/wire"
+	"github.com/felixbroker/felix/segment"
+)
+
+// ServePeer serves the replication frames (a peer.Handler): REPLICATE to
+// the log's follower, GENERATION_END to its leader, FENCE to its replica.
+// Anything else is refused with ERROR unknown_frame_type.
+func (n *Node) ServePeer(from string, req wire.Frame, r peer.Reply) {
+	switch req.Type {
+	case wire.TypeReplicate:
+		n.serveReplicate(from, req, r)
+	case wire.TypeGenerationEnd:
+		n.serveGenerationEnd(req, r)
+	case wire.TypeFence:
+		n.serveFence(req, r)
+	default:
+		answerError(r, wire.CodeUnknownFrameType, "a replication node serves REPLICATE, GENERATION_END and FENCE, not "+req.Type.String())
+	}
+}
+
+func answerError(r peer.Reply, code wire.Code, msg string) {
+	_ = r.Answer(wire.AppendError(nil, r.RequestID(), &wire.Error{Code: code, Message: msg}))
+}
+
+func (n *Node) serveReplicate(from string, req wire.Frame, r peer.Reply) {
+	var m wire.Replicate
+	if err := m.Decode(req, wire.Limits{}); err != nil {
+		answerError(r, wire.CodeMalformedFrame, err.Error())
+		return
+	}
+	h := n.lookup(m.Log)
+	if h == nil {
+		_ = r.Answer(wire.AppendReplicateAck(nil, r.RequestID(), wire.ReplicateAck{Status: wire.ReplicateUnknown}))
+		return
+	}
+	n.mu.Lock()
+	l := h.leader
+	n.mu.Unlock()
+	if l != nil && m.Generation > uint64(l.Generation()) {
+		n.Follow(h.id, m.Generation) // a leader of a later generation exists: this one is over
+	}
+	err := h.follower.Replicate(from, &m, func(a wire.ReplicateAck) {
+		_ = r.Answer(wire.AppendReplicateAck(nil, r.RequestID(), a))
+	})
+	if err != nil {
+		answerError(r, wire.CodeMalformedFrame, err.Error())
+	}
+}
+
+// serveGenerationEnd answers where the leader's log ends for the asked
+// generation: End is one past its last record of a generation at most
+// Asked, and LeaderGen carries that record's generation (the largest one
+// at most Asked this log holds; 0 for none), as the follower's KIP-279
+// truncation expects.
+func (n *Node) serveGenerationEnd(req wire.Frame, r peer.Reply) {
+	var m wire.GenerationEnd
+	if err := m.Decode(req, wire.Limits{}); err != nil {
+		answerError(r, wire.CodeMalformedFrame, err.Error())
+		return
+	}
+	h := n.lookup(m.Log)
+	var l *Leader
+	if h != nil {
+		n.mu.Lock()
+		l = h.leader
+		n.mu.Unlock()
+	}
+	if l == nil || uint64(l.Generation()) != m.LeaderGen {
+		answerError(r, wire.CodeNotLeader, "this broker does not lead "+m.Log.String()+" at that generation")
+		return
+	}
+	asked := uint32(min(m.Asked, 1<<32-1))
+	end := h.log.GenerationEnd(asked)
+	gen, ok := generationAt(h.log, end-1)
+	if !ok {
+		answerError(r, wire.CodeStorageFailed, "reading the leader's log of "+m.Log.String())
+		return
+	}
+	_ = r.Answer(wire.AppendGenerationEndOK(nil, r.RequestID(), wire.GenerationEndOK{LeaderGen: uint64(gen), End: end}))
+}
+
+// generationAt is the generation of the record at offset (0 before the
+// first).
+func generationAt(log Log, offset int64) (uint32, bool) {
+	if offset < 0 {
+		return 0, true
+	}
+	out, _, err := log.Read(offset, 1, nil)
+	if err != nil {
+		return 0, false
+	}
+	it := segment.NewIter(out)
+	rec, ok := it.Next()
+	return rec.Generation, ok
+}
+
+func (n *Node) serveFence(req wire.Frame, r peer.Reply) {
+	var m wire.Fence
+	if err := m.Decode(req, wire.Limits{}); err != nil {
+		answerError(r, wire.CodeMalformedFrame, err.Error())
+		return
+	}
+	h := n.lookup(m.Log)
+	if h == nil {
+		answerError(r, wire.CodeNotFound, "this broker holds no replica of "+m.Log.String())
+		return
+	}
+	n.mu.Lock()
+	l := h.leader
+	n.mu.Unlock()
+	if l != nil && m.Generation > uint64(l.Generation()) {
+		n.Follow(h.id, 0) // stop acknowledging before the fence is answered
+	}
+	gen, epoch := m.Generation, m.Epoch
+	go func() { // the fence's fsync is no work for a transport goroutine
+		ok, err := h.follower.Fence(gen, epoch)
+		if err != nil {
+			answerError(r, wire.CodePreconditionFailed, err.Error())
+			return
+		}
+		_ = r.Answer(wire.AppendFenceOK(nil, r.RequestID(), ok))
+	}()
+}
+
+// heartbeats sends a heartbeat every L/4 until Close.
+func (n *Node) heartbeats() {
+	defer n.wg.Done()
+	t := time.NewTicker(n.cfg.Lease / 4)
+	defer t.Stop()
+	for {
+		n.heartbeat()
+		select {
+		case <-n.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// heartbeat sends one heartbeat and applies the grant that answers it.
+// The lease counts from the send.
+func (n *Node) heartbeat() {
+	to := n.cfg.ControlPlane()
+	if to == "" {
+		return
+	}
+	n.mu.Lock()
+	n.seq++
+	seq := n.seq
+	buf, w := wire.BeginHeartbeat(nil, 0, seq, []byte(n.cfg.Broker.Broker), []byte(n.cfg.Broker.DiskID))
+	for _, h := range n.logs {
+		buf = w.Report(buf, n.reportLocked(h))
+	}
+	buf = w.Finish(buf)
+	n.mu.Unlock()
+	sent := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Lease/4)
+	defer cancel()
+	answer, err := n.cfg.Transport.Call(ctx, to, buf, nil)
+	if err != nil || answer.Type != wire.TypeLeaseGrant {
+		return
+	}
+	var g wire.LeaseGrant
+	if g.Decode(answer, wire.Limits{}) != nil || g.HeartbeatSeq != seq {
+		return
+	}
+	for _, gl := range g.Logs {
+		if h := n.lookup(gl.Log); h != nil {
+			h.lease.Grant(sent, time.Duration(g.LeaseNanos), gl.Generation, g.Epoch)
+		}
+	}
+}
+
+// reportLocked is what the heartbeat says of h. n.mu held.
+func (n *Node) reportLocked(h *held) wire.HeartbeatReport {
+	rep := wire.HeartbeatReport{Log: h.ref, Generation: max(h.follower.Generation(), h.assigned), LogEnd: h.log.End(),
+		LastGen: uint64(h.log.LastGeneration()), Durable: h.log.Durable(), LeaderHeard: -1}
+	if h.leader != nil {
+		rep.Leading, rep.Generation = true, uint64(h.leader.Generation())
+	} else if at, ok := h.follower.LeaderHeard(); ok {
+		rep.LeaderHeard = int64(time.Since(at))
+	}
+	return rep
+}
