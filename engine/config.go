@@ -33,6 +33,10 @@ const (
 // ShardsMax bounds the shards of one stream.
 const ShardsMax = 1024
 
+// ReplicationFactorMax bounds a stream's replicas (cluster.ReplicationFactorMax,
+// the same bound: past 7 a majority costs more round trips than it buys).
+const ReplicationFactorMax = 7
+
 // StreamConfig is a stream's settings. Unlike the contract, which only has
 // broker-wide retention, Retention here is enforced per stream (zero
 // fields fall back to the broker's defaults).
@@ -94,8 +98,8 @@ func (c StreamConfig) check() error {
 		return fmt.Errorf("%w: shards %d not in 1..%d", ErrInvalidConfig, c.Shards, ShardsMax)
 	case c.Consistency != ConsistencyLeader && c.Consistency != ConsistencyQuorum:
 		return fmt.Errorf("%w: consistency %q (Leader, Quorum)", ErrInvalidConfig, c.Consistency)
-	case c.ReplicationFactor != 1:
-		return fmt.Errorf("%w: replication factor %d: replication is not built yet (each shard has one replica, its leader), so only 1 is served", ErrInvalidConfig, c.ReplicationFactor)
+	case c.ReplicationFactor < 1 || c.ReplicationFactor > ReplicationFactorMax:
+		return fmt.Errorf("%w: replication factor %d not in 1..%d", ErrInvalidConfig, c.ReplicationFactor, ReplicationFactorMax)
 	case c.Delivery != DeliveryAtMostOnce && c.Delivery != DeliveryAtLeastOnce:
 		return fmt.Errorf("%w: delivery %q (AtMostOnce, AtLeastOnce)", ErrInvalidConfig, c.Delivery)
 	case c.Kind != KindStream && c.Kind != KindQueue && c.Kind != KindCache:

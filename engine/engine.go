@@ -46,8 +46,11 @@ type Options struct {
 	// Forward sends the parts of a publish bound for shards another broker
 	// leads (Stream.PublishFrom); nil refuses them with *NotLeaderError.
 	Forward Forwarder
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// Replication serves the durable shards of streams whose replication
+	// factor is above 1 (replication.go); nil refuses such streams.
+	Replication Replication
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 // DefaultMemoryShardBytes is the in-memory log bound of a non-durable shard.
@@ -136,6 +139,9 @@ func (e *Engine) CreateStream(id StreamID, cfg StreamConfig) (StreamInfo, error)
 	}
 	if cfg.Durable && !e.Durable() {
 		return StreamInfo{}, ErrNoStorage
+	}
+	if err := e.checkReplication(cfg); err != nil {
+		return StreamInfo{}, err
 	}
 	e.layout.Lock()
 	defer e.layout.Unlock()
@@ -334,15 +340,28 @@ func (e *Engine) openLog(info StreamInfo, sh *Shard) (logStore, error) {
 		ret.MaxBytes = e.opts.Retention.MaxBytes
 	}
 	logger := e.opts.Logger.With("stream", info.ID.String(), "shard", shard)
+	replicated := cfg.ReplicationFactor > 1 && e.opts.Replication != nil
+	onVisible := sh.onVisible
+	if replicated {
+		onVisible = nil // the replication hands records on once committed
+	}
+	dir := shardDir(e.opts.Dir, info.ID, shard)
 	l, err := shardlog.Open(shardlog.Options{
-		FS: e.opts.FS, Dir: shardDir(e.opts.Dir, info.ID, shard), Fsync: mode,
+		FS: e.opts.FS, Dir: dir, Fsync: mode,
 		SegmentBytes: e.opts.SegmentBytes, BufferBytes: e.opts.BufferBytes,
 		PrepareSegments: e.opts.PrepareSegments, TrustIndexes: e.opts.TrustIndexes,
-		Retention: ret, OnVisible: sh.onVisible, OnOffline: sh.goOffline, Observer: e.opts.Observer,
+		Retention: ret, OnVisible: onVisible, OnOffline: sh.goOffline, Observer: e.opts.Observer,
 		Logger: logger, Now: e.opts.Now,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if replicated {
+		rl, err := e.opts.Replication.Replicate(ReplicaLog{Stream: info, Shard: shard, FS: e.opts.FS, Dir: dir, Log: l, OnCommit: sh.onVisible})
+		if err != nil {
+			return nil, errors.Join(err, l.Close())
+		}
+		return rl, nil
 	}
 	return newDiskLog(sh, l, logger), nil // disklog.go: reopened once space is back
 }

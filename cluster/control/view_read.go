@@ -146,3 +146,15 @@ func (st *viewState) brokerList() []cluster.Broker {
 	}
 	return out
 }
+
+// ControlPlane is the id of the broker whose control plane leads now and
+// its epoch (election revision); "" and 0 while none does. Brokers send
+// their heartbeats there.
+func (v *View) ControlPlane() (string, int64) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if kv, ok := v.state.controlPlane(); ok {
+		return string(kv.Value), kv.CreateRevision
+	}
+	return "", 0
+}

@@ -1,7 +1,6 @@
 package replica
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -37,16 +36,19 @@ func (c Consistency) String() string {
 }
 
 var (
+	// The errors a replicated write may be refused with carry their wire
+	// code (errors.As to a wire.Code), which is what a client is answered.
+	//
 	// ErrNoQuorum refuses a Quorum write no majority acknowledged within
 	// the publish timeout. It does not say the write failed: it may be
 	// stored, and may yet be read; this broker cannot vouch for it.
-	ErrNoQuorum = errors.New("felix/replica: no_quorum: no majority of the replicas acknowledged the write in time; this broker cannot vouch for it (it may still be stored)")
+	ErrNoQuorum = fmt.Errorf("%w: no majority of the replicas acknowledged the write in time; this broker cannot vouch for it (it may still be stored)", wire.CodeNoQuorum)
 	// ErrNotLeader refuses an acknowledgement this replica may no longer
 	// give: its lease ended, or a newer generation fenced it. The write's
 	// outcome is unknown: the new leader decides.
-	ErrNotLeader = errors.New("felix/replica: not the leader any more (lease ended or fenced by a newer generation); the write's outcome is unknown")
+	ErrNotLeader = fmt.Errorf("%w: this broker is not the shard's leader any more (its lease ended, or a newer generation fenced it); the write's outcome is unknown", wire.CodeNotLeader)
 	// ErrLeaderClosed ends the writes pending when a Leader is closed.
-	ErrLeaderClosed = errors.New("felix/replica: leader closed; the write's outcome is unknown")
+	ErrLeaderClosed = fmt.Errorf("%w: the shard's leadership on this broker ended; the write's outcome is unknown", wire.CodeNotLeader)
 )
 
 // FlagGenerationStart marks the record a new leader appends first in its

@@ -12,6 +12,12 @@ import (
 // ERROR: overloaded, or a broker that does not know the frame).
 var errRefused = errors.New("felix/replica: the follower refused the batch")
 
+// ReadCommitted reads log from `from` up to limit (the commit watermark
+// a follower last learnt), as Log.Read does otherwise.
+func ReadCommitted(log Log, from, limit int64, maxBytes int, dst []byte) ([]byte, int64, error) {
+	return readBelow(log, from, limit, maxBytes, dst)
+}
+
 // readBelow reads log from `from` as Log.Read does, but never a record at
 // or past limit (the commit watermark): what lies between it and the log's
 // end is not acknowledgeable yet.

@@ -100,7 +100,10 @@ func ErrorFrom(err error) *Error {
 	}
 	var c Code
 	if errors.As(err, &c) {
-		return &Error{Code: c}
+		if err == error(c) {
+			return &Error{Code: c}
+		}
+		return &Error{Code: c, Message: err.Error()} // the code wrapped with what happened
 	}
 	return &Error{Code: CodeInternal, Message: err.Error()}
 }
