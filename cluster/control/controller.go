@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/cluster/store"
 )
 
@@ -35,6 +37,15 @@ type ControllerConfig struct {
 	// Clock times the renewals and the retries; nil is store.SystemClock().
 	Clock  store.Clock
 	Logger *slog.Logger
+	// Peers, when set, runs the shard lease and failover driver
+	// (FailoverDriver) beside placement in each term: it answers the
+	// heartbeats Controller.ServeHeartbeat routes to it and sends its
+	// fences over Peers. Nil runs none: heartbeats are refused not_leader
+	// and no leader is ever replaced.
+	Peers peer.Transport
+	// ShardLease is L, the shard lease granted with each heartbeat, after
+	// which a silent leader is replaced; 0 is ShardLeaseDefault (4 s).
+	ShardLease time.Duration
 }
 
 func (c *ControllerConfig) defaults() {
@@ -50,6 +61,9 @@ func (c *ControllerConfig) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.ShardLease <= 0 {
+		c.ShardLease = ShardLeaseDefault
+	}
 }
 
 // Controller is one broker's candidacy for the control plane: it
@@ -64,6 +78,8 @@ type Controller struct {
 
 	mu     sync.Mutex
 	status ControllerStatus
+
+	failover atomic.Pointer[FailoverDriver] // the term's, while one runs
 }
 
 // ControllerStatus is what a Controller has done.
@@ -142,7 +158,7 @@ func (c *Controller) term(ctx context.Context) error {
 		return causeOr(held, err)
 	}
 	c.began(lead.Epoch())
-	err = causeOr(held, drive(held, s, lead, c.cfg.Logger))
+	err = causeOr(held, c.driveTerm(held, s, lead))
 	c.ended(err)
 	return err
 }
