@@ -41,9 +41,11 @@ type node struct {
 	migrated   []cluster.ObjectID     // what the data directory's catalogs held, migrated at this start
 	peers      *peer.TCP
 	forwarder  *netio.Forwarder
+	replicas   *replicas // the replicated shards' roles, the heartbeats
 	reg        *control.Registration
 	registered atomic.Bool // from Register until leave (read by /readyz)
 	controller *control.Controller
+	ctl        atomic.Pointer[control.Controller] // controller, for the peer goroutines that hand it heartbeats
 	loop       *reconciler
 	seen       map[string]bool // the brokers registered at the last round (retryReturned's)
 }
@@ -61,7 +63,7 @@ func openNode(cc ClusterConfig, logger *slog.Logger, diskID string, limits wire.
 			return nil, err
 		}
 	}
-	for _, step := range []func() error{n.openStore, n.startView, n.openPeers, n.openForwarder} {
+	for _, step := range []func() error{n.openStore, n.startView, n.openPeers, n.openForwarder, n.openReplicas} {
 		if err := step(); err != nil {
 			_ = n.leave(context.Background()) // the peer listener, if it was opened
 			n.close()
@@ -158,10 +160,11 @@ func (n *node) join(clientAddr string, reconcile []func() error) error {
 	}
 	n.registered.Store(true)
 	n.controller, err = control.StartController(control.ControllerConfig{Store: n.store, ID: n.cfg.BrokerID,
-		LeaseTTL: n.cfg.ControlLeaseTTL, Logger: n.logger})
+		LeaseTTL: n.cfg.ControlLeaseTTL, ShardLease: n.cfg.ShardLease, Peers: n.peers, Logger: n.logger})
 	if err != nil {
 		return err
 	}
+	n.ctl.Store(n.controller)
 	if len(n.migrated) > 0 {
 		n.awaitPlacement(n.migrated)
 	}
@@ -186,6 +189,7 @@ func (n *node) leave(ctx context.Context) error {
 		return nil
 	}
 	var errs []error
+	n.replicas.close() // leaderships end before the peers go: nothing is acknowledged past here
 	if n.peers != nil {
 		errs = append(errs, n.peers.Close())
 	}

@@ -71,6 +71,16 @@ type ClusterConfig struct {
 	// tried again (if no change comes first); it doubles up to
 	// ReconcileBackoffMax. 0 is 100 ms and 5 s.
 	ReconcileBackoff, ReconcileBackoffMax time.Duration
+	// ShardLease is L, the lease a shard's leader holds (CLUSTER.md,
+	// "Leases"): it heartbeats every L/4, stops acknowledging 3L/4 after a
+	// heartbeat's send that was not answered with a renewal, and a dead
+	// leader is replaced about 1.5 L after it died. 0 is ShardLeaseDefault.
+	ShardLease time.Duration
+	// PublishTimeout bounds a Quorum publish's wait for a majority (and any
+	// replicated publish's wait for its leader's lease); past it the
+	// publish is refused no_quorum or not_leader. 0 is
+	// PublishTimeoutDefault.
+	PublishTimeout time.Duration
 }
 
 // Defaults of ClusterConfig.
@@ -80,6 +90,13 @@ const (
 	StoreWaitDefault = 2 * time.Minute
 	// ReadyWaitDefault bounds the View's first read of the store.
 	ReadyWaitDefault = 30 * time.Second
+	// ShardLeaseDefault: heartbeats never wait on a disk, so a one-second
+	// fsync stall costs a healthy leader nothing; a dead one is replaced
+	// within about 1.5 L + 1 s = 7 s.
+	ShardLeaseDefault = 4 * time.Second
+	// PublishTimeoutDefault is a replicated publish's wait for its
+	// acknowledgement at the stream's consistency.
+	PublishTimeoutDefault = 5 * time.Second
 	// PeerAddrDefault is the peer listener's bind address when
 	// ClusterConfig says nothing: loopback, any free port.
 	PeerAddrDefault = "127.0.0.1:0"
@@ -127,6 +144,8 @@ func clusterDefaults(cfg *Config) (ClusterConfig, error) {
 	cc.PlaceWait = orDuration(cc.PlaceWait, control.PlaceWaitDefault)
 	cc.ReconcileBackoff = orDuration(cc.ReconcileBackoff, 100*time.Millisecond)
 	cc.ReconcileBackoffMax = orDuration(cc.ReconcileBackoffMax, 5*time.Second)
+	cc.ShardLease = orDuration(cc.ShardLease, ShardLeaseDefault)
+	cc.PublishTimeout = orDuration(cc.PublishTimeout, PublishTimeoutDefault)
 	return cc, nil
 }
 

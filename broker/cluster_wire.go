@@ -4,6 +4,7 @@ import (
 	"net"
 
 	"github.com/felixbroker/felix/cluster/control"
+	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/cluster/store"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
@@ -45,7 +46,7 @@ func (b *Broker) joinCluster() error {
 		return nil
 	}
 	addr := orString(b.cfg.Net.AdvertiseAddr, b.server.Addr().String())
-	return b.node.join(addr, []func() error{b.node.retryReturned, b.engine.Reconcile, b.caches.Reconcile})
+	return b.node.join(addr, []func() error{b.node.retryReturned, b.engine.Reconcile, b.node.replicas.assignRoles, b.caches.Reconcile})
 }
 
 // notReady is what /readyz asks once Start has finished: nil for a broker
@@ -66,6 +67,7 @@ func (n *node) engineOptions(o *engine.Options) {
 		return
 	}
 	o.Catalog, o.Owner, o.Placement, o.Forward = n.streams, n.view, n.view, n.forwarder
+	o.Replication = n.replicas
 }
 
 // cacheOptions is engineOptions for the caches (whose writes for another
@@ -97,11 +99,35 @@ func (n *node) brokerList() []wire.BrokerInfo {
 	return out
 }
 
-// servePeers makes the client server the handler of peers' requests: the
-// leader's side of what other brokers forward.
+// servePeers makes the client server the handler of peers' requests (the
+// leader's side of what other brokers forward), beside replication's: the
+// replication frames go to the replica node, heartbeats to the control
+// plane (which answers not_leader unless it leads).
 func (n *node) servePeers(srv *netio.Server) {
 	if n != nil {
-		n.peers.Handle(srv)
+		n.peers.Handle(peerMux{clients: srv, n: n})
+	}
+}
+
+// peerMux routes a peer's request by its frame type.
+type peerMux struct {
+	clients peer.Handler
+	n       *node
+}
+
+func (m peerMux) ServePeer(from string, req wire.Frame, r peer.Reply) {
+	switch {
+	case req.Type == wire.TypeHeartbeat:
+		if c := m.n.ctl.Load(); c != nil {
+			c.ServeHeartbeat(from, req, r)
+			return
+		}
+		_ = r.Answer(wire.AppendError(nil, r.RequestID(), &wire.Error{Code: wire.CodeNotLeader,
+			Message: "this broker does not run the control plane (it has not joined the cluster yet)"}))
+	case wire.PeerOnly(req.Type) && req.Type != wire.TypeForward:
+		m.n.replicas.rn.ServePeer(from, req, r)
+	default:
+		m.clients.ServePeer(from, req, r)
 	}
 }
 
