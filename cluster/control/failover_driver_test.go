@@ -253,3 +253,54 @@ func TestFailoverDeposedTermStopsGranting(t *testing.T) {
 func without(rs []cluster.Replica, r cluster.Replica) []cluster.Replica {
 	return slices.DeleteFunc(slices.Clone(rs), func(x cluster.Replica) bool { return x == r })
 }
+
+// TestFailoverWatchBehindACompactionReadsAgain: the driver's watch falls
+// behind while another writer names a follower F the leader at G+1 and a
+// second stream's catalog entry and assignment are deleted; the history
+// is compacted, so the watch ends with ErrCompacted. The driver reads the
+// state again: F is granted the shard at G+1, and the deleted shard is
+// granted to nobody.
+func TestFailoverWatchBehindACompactionReadsAgain(t *testing.T) {
+	inBubble(t, func(t *testing.T, m *store.Memory) {
+		s := newPausingStore(m)
+		w := newFailoverWorld(t, m, s, nil, 3, nil)
+		first, placed := w.shard, w.placed
+		w.createStream("audit", 3)
+		audit := w.placed
+		w.shard, w.placed = first, placed
+		a, epoch, g := placed.Assignment, w.c.Status().Epoch, placed.Assignment.Generation
+		auditLeader := w.brokers[audit.Assignment.Leader.Broker]
+		if got := auditLeader.mustGrant(cpID, leadingReport(audit.Shard, audit.Assignment.Generation, 0)); len(got.shards) != 1 {
+			t.Fatalf("the audit leader's grant before: %+v", got)
+		}
+		ranges := s.ranges.Load()
+
+		s.setPaused(true)
+		synctest.Wait()
+		f := w.followers()[0]
+		other := cluster.Assignment{Replicas: append([]cluster.Replica{f.id}, without(a.Replicas, f.id)...), Leader: f.id,
+			Generation: g + 1, Incarnation: a.Incarnation}
+		key := AssignmentKey(first)
+		if res, err := m.Txn(t.Context(), store.Txn{If: []store.Cmp{store.ModRevisionIs(key, placed.Revision)},
+			Then: []store.Op{store.Put(key, encodeAssignment(other, epoch))}}); err != nil || !res.Succeeded {
+			t.Fatalf("the other write: %+v, %v", res, err)
+		}
+		if _, err := m.Txn(t.Context(), store.Txn{Then: []store.Op{store.Delete(CatalogKey(audit.Shard.Object)),
+			store.Delete(AssignmentKey(audit.Shard))}}); err != nil {
+			t.Fatal(err)
+		}
+		compactAll(t, m)
+		s.setPaused(false)
+		synctest.Wait()
+
+		if n := s.ranges.Load() - ranges; n != 2 {
+			t.Fatalf("%d Ranges after the compaction; want one each for placement and failover", n)
+		}
+		if got := f.mustGrant(cpID, leadingReport(first, g+1, 0)); len(got.shards) != 1 || got.shards[0].Generation != g+1 {
+			t.Fatalf("F's grant after the resync: %+v; want the shard at %d", got, g+1)
+		}
+		if got := auditLeader.mustGrant(cpID, leadingReport(audit.Shard, audit.Assignment.Generation, 0)); len(got.shards) != 0 {
+			t.Fatalf("the deleted shard's leader after the resync: %+v; want nothing", got)
+		}
+	})
+}
