@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/felixbroker/felix/cluster"
 )
 
 // The contract's replication and failover tests (../shared/spec/
@@ -257,4 +259,89 @@ func TestAPartitionedLeaderStillServesALeaderStream(t *testing.T) {
 // hasPrefix reports whether got starts with want.
 func hasPrefix(got, want []string) bool {
 	return len(got) >= len(want) && slices.Equal(got[:len(want)], want)
+}
+
+// One shard's failover does not stop another's: two shards led by
+// different brokers; while the first fails over, the second acknowledges
+// every publish. (The contract names this test beside the sharded
+// subscription, which the cluster client builds on it: issue 15 adds the
+// subscription's side.)
+func TestOneShardFailingOverDoesNotStopTheOthers(t *testing.T) {
+	inCluster(t, abc, func(t *testing.T, c *testCluster) {
+		first, second := testShard(0), testShard(1)
+		c.createShard(first, ConsistencyQuorum, "a", "b", "c")
+		c.createShard(second, ConsistencyQuorum, "b", "c", "a")
+		for _, sid := range []cluster.ShardID{first, second} {
+			if _, err := c.publish(sid, "before"); err != nil {
+				t.Fatalf("%v: %v", sid, err)
+			}
+		}
+		c.kill("a")
+		deadline := time.Now().Add(3*c.lease + time.Second)
+		published := 0
+		for {
+			if next := c.leader(first); next != "" && next != "a" && c.brokers[next].node.Leader(first) != nil {
+				if published == 0 {
+					t.Fatal("no publish of the other shard was tried during the failover")
+				}
+				if _, err := c.publish(first, "after"); err != nil {
+					t.Fatalf("the failed-over shard on %s: %v", next, err)
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the first shard did not fail over within %v", 3*c.lease+time.Second)
+			}
+			if _, err := c.publishOn("b", second, fmt.Sprint("during-", published)); err != nil {
+				t.Fatalf("publish %d to the other shard while the first failed over: %v", published, err)
+			}
+			published++
+			time.Sleep(c.lease / 10)
+		}
+	})
+}
+
+// hasPrefix reports whether got starts with want.
+func hasPrefix(got, want []string) bool {
+	return len(got) >= len(want) && slices.Equal(got[:len(want)], want)
+}
+
+// One shard's failover does not stop another's: two shards led by
+// different brokers; while the first fails over, the second acknowledges
+// every publish. (The contract names this test beside the sharded
+// subscription, which the cluster client builds on it: issue 15 adds the
+// subscription's side.)
+func TestOneShardFailingOverDoesNotStopTheOthers(t *testing.T) {
+	inCluster(t, abc, func(t *testing.T, c *testCluster) {
+		first, second := testShard(0), testShard(1)
+		c.createShard(first, ConsistencyQuorum, "a", "b", "c")
+		c.createShard(second, ConsistencyQuorum, "b", "c", "a")
+		for _, sid := range []cluster.ShardID{first, second} {
+			if _, err := c.publish(sid, "before"); err != nil {
+				t.Fatalf("%v: %v", sid, err)
+			}
+		}
+		c.kill("a")
+		done := make(chan string, 1)
+		go func() { done <- c.awaitLeader(first, "a", 3*c.lease+time.Second) }()
+		published := 0
+		for {
+			select {
+			case next := <-done:
+				if published == 0 {
+					t.Fatal("no publish of the other shard was tried during the failover")
+				}
+				if _, err := c.publish(first, "after"); err != nil {
+					t.Fatalf("the failed-over shard on %s: %v", next, err)
+				}
+				return
+			default:
+			}
+			if _, err := c.publishOn("b", second, fmt.Sprint("during-", published)); err != nil {
+				t.Fatalf("publish %d to the other shard while the first failed over: %v", published, err)
+			}
+			published++
+			time.Sleep(c.lease / 10)
+		}
+	})
 }
