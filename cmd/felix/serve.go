@@ -47,6 +47,8 @@ type serveCmd struct {
 	EtcdClientAddr    *string `name:"etcd-client-addr" help:"Where the embedded etcd member serves etcd clients (default 127.0.0.1:0)." placeholder:"HOST:PORT"`
 	EtcdEndpoints     *string `name:"etcd-endpoints" help:"An external etcd's client URLs, comma-separated, in place of an embedded member." placeholder:"URL[,URL]"`
 	EtcdPrefix        *string `name:"etcd-prefix" help:"Prefix of every key in the external etcd (several clusters on one)."`
+	ShardLease        *string `name:"shard-lease" help:"Lease of a replicated shard's leader: it heartbeats every quarter of it, and a dead or frozen leader is replaced about 1.5 leases after (default 0: 4s)." placeholder:"DURATION"`
+	PublishTimeout    *string `name:"publish-timeout" help:"How long a replicated publish waits for its acknowledgement (a Quorum one for a majority) before it is refused no_quorum or not_leader (default 0: 5s)." placeholder:"DURATION"`
 	LogFormat         *string `help:"auto (text on a terminal, JSON otherwise), text, json."`
 	LogLevel          *string `help:"debug, info, warn, error."`
 	AuthKeys          *string `name:"auth-keys" help:"Files of trusted token public keys (felix token keygen), comma-separated; several keys let keys rotate (default none: auth off)." placeholder:"FILE[,FILE]"`
@@ -72,6 +74,7 @@ func (c *serveCmd) flags() map[string]string {
 		"broker-id": c.BrokerID, "rack": c.Rack, "peer-addr": c.PeerAddr,
 		"advertise-addr": c.AdvertiseAddr, "advertise-peer-addr": c.AdvertisePeerAddr, "cluster": c.Cluster,
 		"etcd-client-addr": c.EtcdClientAddr, "etcd-endpoints": c.EtcdEndpoints, "etcd-prefix": c.EtcdPrefix,
+		"shard-lease": c.ShardLease, "publish-timeout": c.PublishTimeout,
 		"log-format": c.LogFormat, "log-level": c.LogLevel,
 		"auth-keys": c.AuthKeys, "tls-addr": c.TLSAddr, "tls-cert": c.TLSCert, "tls-key": c.TLSKey,
 		"quota-publish-bytes-per-sec": c.QuotaPublishRate, "quota-connections": c.QuotaConnections,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/felixbroker/felix/broker"
 	"github.com/felixbroker/felix/cluster/store"
@@ -34,6 +35,9 @@ type clusterSettings struct {
 	etcdClientAddr string // "" is 127.0.0.1:0
 	endpoints      []string
 	prefix         string
+	// shardLease and publishTimeout are ClusterConfig's; 0 is the
+	// broker's default.
+	shardLease, publishTimeout time.Duration
 }
 
 // parseCluster reads the cluster's settings. brokerID is --broker-id as
@@ -53,6 +57,10 @@ func parseCluster(st *settings, brokerID, addr string) (clusterSettings, string,
 			c.endpoints = append(c.endpoints, e)
 		}
 	}
+	c.shardLease, err = clusterDuration(st.get("shard-lease"), broker.ShardLeaseDefault)
+	errs = append(errs, named("shard-lease", err))
+	c.publishTimeout, err = clusterDuration(st.get("publish-timeout"), broker.PublishTimeoutDefault)
+	errs = append(errs, named("publish-timeout", err))
 	members := st.get("cluster")
 	switch {
 	case members != "" && len(c.endpoints) > 0:
@@ -69,6 +77,19 @@ func parseCluster(st *settings, brokerID, addr string) (clusterSettings, string,
 		brokerID = brokerIDAlone
 	}
 	return c, brokerID, errors.Join(errs...)
+}
+
+// clusterDuration is a duration setting of the cluster: 0 (or empty) is
+// the broker's default, def, named in the refusal of a negative one.
+func clusterDuration(v string, def time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(orZero(v))
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%s is negative: must be 0 (the default, %v) or more", v, def)
+	}
+	return d, nil
 }
 
 // peerAddrFor is --peer-addr, or by default --addr's host (loopback for a
@@ -130,6 +151,7 @@ func clusterConfig(cfg serveConfig) *broker.ClusterConfig {
 	cc := &broker.ClusterConfig{
 		BrokerID: cfg.brokerID, Rack: c.rack, PeerAddr: c.peerAddr,
 		AdvertiseAddr: c.advertiseAddr, AdvertisePeerAddr: c.advertisePeerAddr,
+		ShardLease: c.shardLease, PublishTimeout: c.publishTimeout,
 	}
 	switch {
 	case len(c.endpoints) > 0:

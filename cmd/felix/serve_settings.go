@@ -36,6 +36,8 @@ func serveSettings() *settings {
 		{key: "etcd-client-addr", envs: []string{"FELIX_ETCD_CLIENT_ADDR"}, def: "127.0.0.1:0", help: "where the embedded etcd member serves etcd clients (etcdctl)"},
 		{key: "etcd-endpoints", envs: []string{"FELIX_ETCD_ENDPOINTS"}, def: "", help: "an external etcd's client URLs, comma-separated, in place of an embedded member"},
 		{key: "etcd-prefix", envs: []string{"FELIX_ETCD_PREFIX"}, def: "", help: "prefix of every key in the external etcd, for several clusters on one"},
+		{key: "shard-lease", envs: []string{"FELIX_SHARD_LEASE"}, def: "0", help: "lease of a replicated shard's leader; a dead or frozen one is replaced about 1.5 leases after (0: 4s)"},
+		{key: "publish-timeout", envs: []string{"FELIX_PUBLISH_TIMEOUT"}, def: "0", help: "a replicated publish's wait for its acknowledgement, then refused no_quorum or not_leader (0: 5s)"},
 		{key: "log-format", envs: []string{"FELIX_LOG_FORMAT"}, def: "auto", help: "auto (text on a terminal, JSON otherwise), text, json"},
 		{key: "log-level", envs: []string{"FELIX_LOG_LEVEL"}, def: "info", help: "debug, info, warn, error"},
 	})
