@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -64,7 +65,7 @@ func streamShard(id engine.StreamID, i int) cluster.ShardID {
 
 // awaitReplicatedLeader waits until one of brokers leads shard 0 of id
 // (another than not) with a leadership that serves, and returns its id.
-func awaitReplicatedLeader(t *testing.T, brokers map[string]*Broker, id engine.StreamID, not string) string {
+func awaitReplicatedLeader(t testing.TB, brokers map[string]*Broker, id engine.StreamID, not string) string {
 	t.Helper()
 	deadline := time.Now().Add(clusterWait)
 	for time.Now().Before(deadline) {
@@ -89,11 +90,13 @@ func awaitReplicatedLeader(t *testing.T, brokers map[string]*Broker, id engine.S
 // publishUntilAcked publishes v until a publish of it is acknowledged
 // (a fresh leadership waits for its first lease), failing on an error a
 // client cannot retry.
-func publishUntilAcked(t *testing.T, c *client.Client, v string) {
+func publishUntilAcked(t testing.TB, c *client.Client, v string) {
 	t.Helper()
 	deadline := time.Now().Add(clusterWait)
 	for {
-		_, err := c.Publish(testCtx(t), testStream, []byte(v))
+		ctx, cancel := context.WithTimeout(context.Background(), clusterWait)
+		_, err := c.Publish(ctx, testStream, []byte(v))
+		cancel()
 		if err == nil {
 			return
 		}
@@ -136,4 +139,32 @@ func committedValues(t *testing.T, b *Broker, id engine.StreamID) []string {
 		from = next
 	}
 	return out
+}
+
+// A stream of one replica has nothing to fail over to and no broker
+// heartbeats it: past several shard leases its leader still leads it at
+// generation 1 and takes publishes.
+func TestAnUnreplicatedStreamKeepsItsLeaderPastTheShardLease(t *testing.T) {
+	s := sharedStore(t)
+	var brokers []*Broker
+	for _, id := range []string{"a", "b"} {
+		cfg := clustered(id, s, Config{})
+		cfg.Cluster.ShardLease = replicationLease
+		brokers = append(brokers, start(t, cfg))
+	}
+	waitView(t, brokers[0].View(), "a sees a and b", registered(brokers[0].View(), "a", "b"))
+	id := engine.StreamID{Tenant: testStream.Tenant, Namespace: testStream.Namespace, Name: testStream.Name}
+	if _, err := brokers[0].Engine().CreateStream(id, engine.StreamConfig{Shards: 2, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * replicationLease) // what is checked is that nothing happens in this span
+	for _, ls := range append(brokers[0].View().Local(), brokers[1].View().Local()...) {
+		if a := ls.Assignment; a.Generation != 1 || a.Leader == (cluster.Replica{}) {
+			t.Fatalf("%v after %v: %v, want generation 1 with its leader", ls.Shard, 4*replicationLease, a)
+		}
+	}
+	c := dial(t, brokers[0])
+	if _, err := c.Publish(testCtx(t), testStream, []byte("still served")); err != nil {
+		t.Fatal(err)
+	}
 }

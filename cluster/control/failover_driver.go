@@ -72,6 +72,7 @@ type FailoverDriver struct {
 type objectFailover struct {
 	replicationFactor int
 	consistency       failover.Consistency
+	replicated        bool // a stream of more than one replica: only its shards fail over
 }
 
 // errFailoverStopped: Run was called twice.

@@ -124,10 +124,13 @@ func (d *FailoverDriver) catalogPut(id cluster.ObjectID, kv store.KV) {
 
 // failoverOf is a catalog entry's replication factor and consistency: a
 // stream's as configured, a cache's Leader (a cache acknowledges a write
-// once its leader holds it).
+// once its leader holds it). Only a stream of more than one replica is
+// replicated, so only its shards have leases and fail over: the others
+// stay with their one replica, which no broker heartbeats.
 func failoverOf(e Entry) objectFailover {
 	spec := e.Spec()
-	o := objectFailover{replicationFactor: spec.ReplicationFactor, consistency: failover.Leader}
+	o := objectFailover{replicationFactor: spec.ReplicationFactor, consistency: failover.Leader,
+		replicated: e.Stream != nil && spec.ReplicationFactor > 1}
 	if e.Stream != nil && e.Stream.Consistency == engine.ConsistencyQuorum {
 		o.consistency = failover.Quorum
 	}
@@ -146,6 +149,14 @@ func (d *FailoverDriver) assignmentPut(ctx context.Context, id cluster.ShardID, 
 	o, ok := d.objects[id.Object]
 	if !ok {
 		d.log.Warn("control plane failover: an assignment of an object without a catalog entry is left alone", "key", kv.Key)
+		return
+	}
+	if !o.replicated {
+		// One replica (or a cache: not replicated yet): nothing to fail
+		// over to, and no broker heartbeats it. Its leader keeps it.
+		if d.known[id] {
+			d.removed(ctx, id)
+		}
 		return
 	}
 	d.known[id] = true

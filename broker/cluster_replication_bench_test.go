@@ -1,0 +1,121 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/client"
+	"github.com/felixbroker/felix/cluster/store"
+	"github.com/felixbroker/felix/engine"
+)
+
+// The replication benchmarks: three brokers in this process, each with a
+// data directory on the same disk (b.TempDir), over real TCP peer links,
+// publishing 1 KiB records to one shard through its leader. Each case is
+// the same stream at replication factor 1 beside 3 at Leader and Quorum,
+// in the same run, so the figures are ratios on one machine
+// (docs/benchmarks.md, "Replication").
+//
+//	go test ./broker -run '^$' -bench Replicated -benchtime 2000x
+func BenchmarkReplicatedPublish(b *testing.B) {
+	cases := []struct {
+		name        string
+		rf          int
+		consistency engine.Consistency
+		fsync       string
+	}{
+		{"rf1-oncommit", 1, engine.ConsistencyLeader, "OnCommit"},
+		{"rf3-quorum-oncommit", 3, engine.ConsistencyQuorum, "OnCommit"},
+		{"rf3-leader-oncommit", 3, engine.ConsistencyLeader, "OnCommit"},
+		{"rf1-periodic", 1, engine.ConsistencyLeader, "Periodic"},
+		{"rf3-quorum-periodic", 3, engine.ConsistencyQuorum, "Periodic"},
+	}
+	for _, pubs := range []int{1, 16} {
+		for _, c := range cases {
+			b.Run(fmt.Sprintf("%s/publishers=%d", c.name, pubs), func(b *testing.B) {
+				leader := replicatedBenchCluster(b, c.rf, c.consistency, c.fsync)
+				benchPublishers(b, leader, pubs)
+			})
+		}
+	}
+}
+
+// replicatedBenchCluster starts three brokers, creates the benchmark's
+// stream and returns a client of its leader.
+func replicatedBenchCluster(b *testing.B, rf int, consistency engine.Consistency, fsync string) *Broker {
+	s := store.NewMemory(store.MemoryConfig{})
+	b.Cleanup(func() { s.Close() })
+	brokers := map[string]*Broker{}
+	for _, id := range []string{"a", "b", "c"} {
+		cfg := clustered(id, s, Config{DataDir: b.TempDir()})
+		cfg.Cluster.ShardLease = 2 * time.Second
+		brokers[id] = benchBroker(b, cfg)
+	}
+	for _, id := range []string{"b", "c"} {
+		awaitRegistered(b, brokers["a"], id)
+	}
+	id := engine.StreamID{Tenant: testStream.Tenant, Namespace: testStream.Namespace, Name: testStream.Name}
+	cfg := engine.StreamConfig{Shards: 1, Durable: true, ReplicationFactor: rf, Consistency: consistency,
+		Fsync: engine.FsyncSetting{Kind: fsync}}
+	if _, err := brokers["a"].Engine().CreateStream(id, cfg); err != nil {
+		b.Fatal(err)
+	}
+	if rf == 1 {
+		for _, br := range brokers {
+			if local, _ := br.View().Leader(id, 0); local {
+				return br
+			}
+		}
+		b.Fatal("no broker leads the stream")
+	}
+	return brokers[awaitReplicatedLeader(b, brokers, id, "")]
+}
+
+// benchPublishers publishes b.N 1 KiB records to leader from pubs
+// clients, each publishing synchronously, and reports records/s and, for
+// one publisher, the p50 and p99 of a publish.
+func benchPublishers(b *testing.B, leader *Broker, pubs int) {
+	value := make([]byte, 1024)
+	clients := make([]*client.Client, pubs)
+	for i := range clients {
+		c, err := client.Dial(context.Background(), leader.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		clients[i] = c
+		publishUntilAcked(b, clients[i], "warm-up")
+	}
+	lat := make([][]time.Duration, pubs)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for p := range pubs {
+		n := b.N / pubs
+		if p < b.N%pubs {
+			n++
+		}
+		wg.Go(func() {
+			for range n {
+				t0 := time.Now()
+				if _, err := clients[p].Publish(context.Background(), testStream, value); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[p] = append(lat[p], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	if len(all) > 0 {
+		b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-us")
+		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-us")
+	}
+}
