@@ -27,7 +27,25 @@ func (l *Log) AppendWithoutWake(entries []Entry, gen uint32, w Waiter) (first in
 
 // Wake wakes the committer, if it sleeps, for what AppendWithoutWake
 // queued. Any goroutine; cheap when the committer is already at work.
-func (l *Log) Wake() { l.work.Signal() }
+func (l *Log) Wake() {
+	if l.sched == nil {
+		l.work.Signal()
+		return
+	}
+	l.mu.Lock()
+	l.kick()
+	l.mu.Unlock()
+}
+
+// kick starts the flush of what is queued: the committer, or under a
+// FlushScheduler the scheduler's next round. Called with mu held.
+func (l *Log) kick() {
+	if l.sched != nil {
+		l.sched.schedule(l)
+		return
+	}
+	l.work.Signal()
+}
 
 func (l *Log) append(entries []Entry, gen uint32, w Waiter, wake bool) (first int64, err error) {
 	if len(entries) == 0 {
@@ -42,7 +60,7 @@ func (l *Log) append(entries []Entry, gen uint32, w Waiter, wake bool) (first in
 	first = l.next
 	l.placeBatch(entries, gen, w, size)
 	if wake {
-		l.work.Signal()
+		l.kick()
 	}
 	l.mu.Unlock()
 	return first, nil
@@ -75,7 +93,7 @@ func (l *Log) admit(size int, gen uint32) error {
 		case l.fill.empty() || len(l.fill.data)+size <= l.opts.BufferBytes:
 			return nil
 		}
-		l.work.Signal() // the full buffer may hold records appended without a wake
+		l.kick() // the full buffer may hold records appended without a wake
 		l.space.Wait()
 	}
 }

@@ -52,7 +52,7 @@ func (l *Log) AppendAt(first int64, prevGen uint32, entries []Entry, gen uint32,
 		return err
 	}
 	l.placeBatch(entries, gen, w, size)
-	l.work.Signal()
+	l.kick()
 	l.mu.Unlock()
 	return nil
 }
@@ -117,6 +117,10 @@ func (l *Log) placeBatch(entries []Entry, gen uint32, w Waiter, size int) {
 	}
 	if w != nil {
 		l.waiters.push(pending{first: first, last: l.next - 1, w: w})
+	}
+	l.fill.appends++
+	if l.sched != nil {
+		l.sched.queued(1)
 	}
 	l.counters.appends.Add(1)
 	l.counters.records.Add(int64(len(entries)))

@@ -8,6 +8,9 @@ type buffer struct {
 	chunks []chunk
 	first  int64 // offset of the first record
 	next   int64 // offset one past the last record
+	// appends is how many Appends placed records here (a FlushScheduler
+	// gathers by it).
+	appends int
 }
 
 // chunk is the part of a buffer bound for one segment. A buffer has more
@@ -29,6 +32,7 @@ func (b *buffer) reset(next int64) {
 	clear(b.chunks)
 	b.chunks = b.chunks[:0]
 	b.first, b.next = next, next
+	b.appends = 0
 }
 
 // chunkFor returns the chunk that records for s at file position pos go

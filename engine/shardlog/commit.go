@@ -54,13 +54,15 @@ func (l *Log) failFlush(b *buffer, p progress, err error) {
 func (l *Log) takeBuffer() (*buffer, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.fill.empty() || l.spare == nil {
+	for l.fill.empty() || l.spare == nil || l.sched != nil && !l.committerTurn && !l.closing {
 		if l.closing && l.fill.empty() && l.spare != nil {
 			return nil, false
 		}
 		l.work.Wait()
 	}
+	l.committerTurn = false
 	b := l.fill
+	l.unqueue(b)
 	l.fill, l.spare = l.spare, nil
 	l.fill.reset(l.next)
 	l.space.Broadcast()
@@ -72,6 +74,17 @@ func (l *Log) returnBuffer(b *buffer) {
 	b.reset(0)
 	l.spare = b
 	l.idle.Broadcast()
+	if l.sched != nil {
+		// Under a FlushScheduler the committer flushes only what the
+		// scheduler hands it: records queued meanwhile go to the next
+		// round, and a closing log's committer, waiting for this buffer,
+		// drains the rest itself.
+		if l.closing {
+			l.work.Signal()
+		} else if !l.fill.empty() {
+			l.sched.schedule(l)
+		}
+	}
 	l.mu.Unlock()
 }
 
@@ -215,6 +228,7 @@ func (l *Log) failFrom(err error, touched int64) {
 	// background sync) while the committer tells l.ready. A failure
 	// allocates; nothing else does.
 	ready := l.waiters.popAll(nil)
+	l.unqueue(l.fill)
 	l.fill.reset(l.next)
 	l.space.Broadcast()
 	l.mu.Unlock()

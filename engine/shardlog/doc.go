@@ -36,6 +36,24 @@
 // fdatasync. Whoever holds the spare buffer is the committer for that
 // flush, so flushes stay one at a time and in order.
 //
+// # Group commit across logs
+//
+// Under OnCommit, logs that share a FlushScheduler (Options.FlushScheduler,
+// flushsched.go) hand their flushes to its one goroutine instead of
+// waking their own committers: each round it takes the fill buffer of
+// every log with records waiting, writes each, syncs them all with one
+// submission (vfs.SyncBatch), and then publishes and tells each log's
+// waiters as its committer would. Before a round it gathers: it waits
+// until as many Appends are queued as the last round acknowledged, or a
+// quarter of the last sync's time (at most 500us), so each sync serves
+// the callers the last round answered as well as those who queued during
+// it. The scheduler takes a buffer only as FlushHere does (it holds the
+// spare: one flush at a time per log, in order) and only when no rollover
+// falls inside it; a rollover, and everything once the log is closing,
+// stays with the log's committer. A log's waiters are acknowledged after
+// its own file's fdatasync, and a failed write or sync poisons that log
+// alone.
+//
 // # Acknowledgement of a flush
 //
 //	committer, after the write (and fdatasync) of buffer k:

@@ -24,6 +24,12 @@ type Log struct {
 	waiters waitQueue
 	poison  error
 	closing bool
+	// sched is Options.FlushScheduler under OnCommit, else nil. due: the
+	// log waits in the scheduler's next round; committerTurn: the
+	// scheduler handed the next flush to the committer (a rollover).
+	sched         *FlushScheduler
+	due           bool
+	committerTurn bool
 
 	// wmu guards rollover, the active segment and watermark publication,
 	// against the syncer, retention and truncation.
@@ -118,6 +124,9 @@ func Open(opts Options) (*Log, error) {
 	l.fill, l.spare = newBuffer(o.BufferBytes), newBuffer(o.BufferBytes)
 	l.fill.reset(l.next)
 	l.prep.init(l)
+	if o.Fsync.Kind == FsyncOnCommit {
+		l.sched = o.FlushScheduler
+	}
 	go l.commitLoop()
 	go l.maintainLoop()
 	l.verify.pending.Store(int64(len(l.verify.queue)))

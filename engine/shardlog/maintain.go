@@ -91,7 +91,7 @@ func (l *Log) waitWritten(target int64) error {
 		return nil
 	}
 	l.waiters.push(pending{first: target - 1, last: target - 1, w: cw})
-	l.work.Signal()
+	l.kick()
 	l.mu.Unlock()
 	return <-cw.ch
 }

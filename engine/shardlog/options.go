@@ -134,6 +134,13 @@ type Options struct {
 	// not block.
 	OnOffline func(err error)
 
+	// FlushScheduler, under OnCommit, group-commits this log's flushes
+	// with those of every other log that shares it (flushsched.go): their
+	// syncs go to the disk together, one submission a round. nil: the
+	// log's committer flushes alone, as every log did before. Ignored
+	// under None and Periodic.
+	FlushScheduler *FlushScheduler
+
 	Retention Retention
 
 	// OnVisible is called by the committer, in offset order, each time
