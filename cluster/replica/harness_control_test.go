@@ -1,7 +1,9 @@
 package replica
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ import (
 // when one changes. One goroutine owns the machine.
 type testControl struct {
 	t       *testing.T
+	id      string // its broker id on the network
 	tr      *peer.Mem
 	start   time.Time
 	events  chan func()
@@ -28,11 +31,30 @@ type testControl struct {
 	cluster *testCluster
 
 	m       *failover.Machine
-	table   map[cluster.ShardID]cluster.StoredAssignment
+	store   *testStore // shared with every control plane of the cluster
 	specs   map[cluster.ShardID]failover.Assigned
-	rev     int64
 	replies map[heartbeatKey]peer.Reply
 	writes  []cluster.StoredAssignment // every assignment written, in order
+
+	// pauseAfter, when set (before the write, on the machine's
+	// goroutine: cp.do), pauses the control plane right after a write it
+	// returns true for has been stored and told to the brokers: its
+	// goroutine stops and the network holds its messages, as a SIGSTOP
+	// would, until resume. paused is closed once it has stopped.
+	pauseAfter func(cluster.StoredAssignment) bool
+	paused     chan struct{}
+	resumed    chan struct{}
+}
+
+// testStore is the store the control planes of a cluster share: each
+// shard's assignment, compare-and-swapped on its revision and guarded by
+// the elected control plane's epoch, as etcd's If(CreateRevision(
+// electionKey) == rev) guards a real one.
+type testStore struct {
+	mu    sync.Mutex
+	table map[cluster.ShardID]cluster.StoredAssignment
+	rev   int64
+	epoch int64 // the elected control plane's: a write of another epoch fails
 }
 
 type heartbeatKey struct {
@@ -43,13 +65,19 @@ type heartbeatKey struct {
 const controlID = "cp"
 
 func newTestControl(t *testing.T, c *testCluster, epoch int64) *testControl {
-	tr, err := c.net.Join(controlID)
+	return newTestControlOn(t, c, controlID, epoch, &testStore{table: map[cluster.ShardID]cluster.StoredAssignment{}, epoch: epoch})
+}
+
+// newTestControlOn starts a control plane of epoch as broker id on the
+// network, over store.
+func newTestControlOn(t *testing.T, c *testCluster, id string, epoch int64, store *testStore) *testControl {
+	tr, err := c.net.Join(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := &testControl{t: t, tr: tr, start: time.Now(), events: make(chan func(), 64), done: make(chan struct{}),
-		cluster: c, table: map[cluster.ShardID]cluster.StoredAssignment{}, specs: map[cluster.ShardID]failover.Assigned{},
-		replies: map[heartbeatKey]peer.Reply{}}
+	cp := &testControl{t: t, id: id, tr: tr, start: time.Now(), events: make(chan func(), 64), done: make(chan struct{}),
+		cluster: c, store: store, specs: map[cluster.ShardID]failover.Assigned{},
+		replies: map[heartbeatKey]peer.Reply{}, paused: make(chan struct{}), resumed: make(chan struct{})}
 	cp.m, err = failover.New(failover.Config{Epoch: epoch, Lease: c.lease, Now: 0})
 	if err != nil {
 		t.Fatal(err)
@@ -65,9 +93,11 @@ func (cp *testControl) now() time.Duration { return time.Since(cp.start) }
 // place stores a first assignment, as placement would, and steps it.
 func (cp *testControl) place(id cluster.ShardID, a cluster.Assignment, consistency failover.Consistency) {
 	cp.do(func() {
-		cp.rev++
-		stored := cluster.StoredAssignment{Shard: id, Assignment: a, Revision: cp.rev}
-		cp.table[id] = stored
+		cp.store.mu.Lock()
+		cp.store.rev++
+		stored := cluster.StoredAssignment{Shard: id, Assignment: a, Revision: cp.store.rev}
+		cp.store.table[id] = stored
+		cp.store.mu.Unlock()
 		cp.specs[id] = failover.Assigned{Stored: stored, ReplicationFactor: len(a.Replicas), Consistency: consistency}
 		cp.step(cp.specs[id])
 	})
@@ -83,8 +113,74 @@ func (cp *testControl) do(f func()) {
 // assignment is the stored assignment of id.
 func (cp *testControl) assignment(id cluster.ShardID) cluster.Assignment {
 	var a cluster.Assignment
-	cp.do(func() { a = cp.table[id].Assignment.Clone() })
+	cp.do(func() { a = cp.store.get(id).Assignment.Clone() })
 	return a
+}
+
+// get is the stored assignment of id.
+func (s *testStore) get(id cluster.ShardID) cluster.StoredAssignment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.table[id]
+}
+
+// takeOver elects a control plane of epoch as broker id over this one's
+// store, as a new etcd election would: writes of an older epoch fail from
+// now on. It reads every stored assignment (the shards' consistency and
+// replication factor from the cluster's specs), becomes the cluster's cp
+// (c.cp), and the brokers heartbeat it. The old one goes on running,
+// unless paused: it is closed with the cluster.
+func (c *testCluster) takeOver(id string, epoch int64) *testControl {
+	old := c.cp
+	old.store.mu.Lock()
+	old.store.epoch = epoch
+	old.store.mu.Unlock()
+	cp := newTestControlOn(c.t, c, id, epoch, old.store)
+	cp.resync()
+	c.others = append(c.others, old)
+	c.cp = cp
+	c.heartbeatTo(id)
+	return cp
+}
+
+// resync steps an Assigned for every stored assignment, as a driver does
+// when it starts or after a failed write.
+func (cp *testControl) resync() {
+	cp.do(func() {
+		cp.store.mu.Lock()
+		var all []cluster.StoredAssignment
+		for _, s := range cp.store.table {
+			all = append(all, s)
+		}
+		cp.store.mu.Unlock()
+		slices.SortFunc(all, func(a, b cluster.StoredAssignment) int { return cmp.Compare(a.Shard.Shard, b.Shard.Shard) })
+		for _, s := range all {
+			spec := cp.cluster.shards[s.Shard]
+			fc := failover.Quorum
+			if spec.consistency == ConsistencyLeader {
+				fc = failover.Leader
+			}
+			cp.specs[s.Shard] = failover.Assigned{Stored: s, ReplicationFactor: len(spec.replicas), Consistency: fc}
+			cp.step(cp.specs[s.Shard])
+		}
+	})
+}
+
+// pause stops the control plane's goroutine where it is (it is on it)
+// until resume, its messages held on the network.
+func (cp *testControl) pause() {
+	cp.cluster.net.Freeze(cp.id)
+	close(cp.paused)
+	select {
+	case <-cp.resumed:
+	case <-cp.done:
+	}
+}
+
+// resume lets a paused control plane go on.
+func (cp *testControl) resume() {
+	cp.cluster.net.Thaw(cp.id)
+	close(cp.resumed)
 }
 
 func (cp *testControl) run() {
@@ -193,19 +289,33 @@ func (cp *testControl) fence(f failover.Fence) {
 // write compare-and-swaps the table, steps the outcome, and tells the
 // brokers their new roles.
 func (cp *testControl) write(w failover.Write) {
-	cur := cp.table[w.Shard]
-	if cur.Revision != w.ExpectedRevision || w.Epoch != cp.m.Epoch() {
+	cp.store.mu.Lock()
+	cur := cp.store.table[w.Shard]
+	if cur.Revision != w.ExpectedRevision || w.Epoch != cp.store.epoch {
+		cp.store.mu.Unlock()
 		cp.step(failover.WriteFailed{Seq: w.Seq})
 		return
 	}
-	cp.rev++
-	stored := cluster.StoredAssignment{Shard: w.Shard, Assignment: w.Assignment.Clone(), Revision: cp.rev}
-	cp.table[w.Shard] = stored
+	cp.store.rev++
+	stored := cluster.StoredAssignment{Shard: w.Shard, Assignment: w.Assignment.Clone(), Revision: cp.store.rev}
+	cp.store.table[w.Shard] = stored
+	cp.store.mu.Unlock()
 	cp.writes = append(cp.writes, stored)
+	if cp.pauseAfter != nil && cp.pauseAfter(stored) {
+		cp.pauseAfter = nil
+		cp.cluster.apply(stored) // the brokers see the write when it lands, as from the store's watch
+		cp.pause()
+		cp.step(failover.WriteDone{Seq: w.Seq, Revision: stored.Revision})
+		spec := cp.specs[w.Shard]
+		spec.Stored = stored
+		cp.specs[w.Shard] = spec
+		cp.step(spec)
+		return
+	}
 	spec := cp.specs[w.Shard]
 	spec.Stored = stored
 	cp.specs[w.Shard] = spec
-	cp.step(failover.WriteDone{Seq: w.Seq, Revision: cp.rev})
+	cp.step(failover.WriteDone{Seq: w.Seq, Revision: stored.Revision})
 	cp.step(spec)
 	cp.cluster.apply(stored)
 }

@@ -33,7 +33,22 @@ type testCluster struct {
 	brokers map[string]*testBroker
 	shards  map[cluster.ShardID]shardSpec
 
-	mu sync.Mutex // guards each broker's node: apply reads it on the control plane's goroutine
+	// Options a test may set before it creates shards (nil: none).
+	//
+	// onCommit, when set, is each leadership's LeadOptions.OnCommit.
+	onCommit func(broker string, sid cluster.ShardID, first, next int64, records []byte)
+	// wrapFS, when set, is the file system broker's shard logs and
+	// fence files use, around its MemFS.
+	wrapFS func(broker string, fs *vfs.MemFS) vfs.FS
+
+	mu   sync.Mutex // guards each broker's node: apply reads it on the control plane's goroutine
+	cpMu sync.Mutex
+	// cpID is the broker id the brokers heartbeat (controlID unless a
+	// test moves them to another control plane); guarded by cpMu.
+	cpID string
+	// others are the control planes started beside cp (takeOver), closed
+	// with it.
+	others []*testControl
 }
 
 type shardSpec struct {
@@ -61,7 +76,7 @@ const testLease = 2 * time.Second
 // inside synctest.Test.
 func newTestCluster(t *testing.T, brokers ...string) *testCluster {
 	c := &testCluster{t: t, net: peer.NewNetwork(peer.NetworkOptions{Seed: 1}), lease: testLease, timeout: time.Second,
-		fsync: shardlog.OnCommit(), brokers: map[string]*testBroker{}, shards: map[cluster.ShardID]shardSpec{}}
+		fsync: shardlog.OnCommit(), brokers: map[string]*testBroker{}, shards: map[cluster.ShardID]shardSpec{}, cpID: controlID}
 	c.cp = newTestControl(t, c, 7)
 	for _, id := range brokers {
 		c.brokers[id] = &testBroker{id: id, disk: "disk-" + id, fs: vfs.NewMem()}
@@ -72,6 +87,9 @@ func newTestCluster(t *testing.T, brokers ...string) *testCluster {
 }
 
 func (c *testCluster) close() {
+	for _, cp := range c.others {
+		cp.close()
+	}
 	c.cp.close()
 	for _, b := range c.brokers {
 		c.stopBroker(b)
@@ -93,7 +111,7 @@ func (c *testCluster) startBroker(id string) {
 		c.t.Fatal(err)
 	}
 	node, err := NewNode(NodeConfig{Broker: cluster.Replica{Broker: id, DiskID: b.disk}, Transport: tr,
-		ControlPlane: func() string { return controlID }, Lease: c.lease})
+		ControlPlane: c.controlPlane, Lease: c.lease})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -112,13 +130,17 @@ func (c *testCluster) startBroker(id string) {
 // holdShard opens b's log of sid and registers it with b's node.
 func (c *testCluster) holdShard(b *testBroker, sid cluster.ShardID) {
 	dir := fmt.Sprintf("/%s/%d", sid.Object.Name, sid.Shard)
-	l, err := shardlog.Open(shardlog.Options{FS: b.fs, Dir: dir, Fsync: c.fsync, SegmentBytes: 1 << 20, BufferBytes: 64 << 10})
+	var fs vfs.FS = b.fs
+	if c.wrapFS != nil {
+		fs = c.wrapFS(b.id, b.fs)
+	}
+	l, err := shardlog.Open(shardlog.Options{FS: fs, Dir: dir, Fsync: c.fsync, SegmentBytes: 1 << 20, BufferBytes: 64 << 10})
 	if err != nil {
 		c.t.Fatalf("%s: opening %v: %v", b.id, sid, err)
 	}
 	b.logs[sid] = l
 	quiet := slog.New(slog.DiscardHandler)
-	if err := b.node.Hold(sid, l, FollowerConfig{FS: b.fs, Dir: dir, NewDisk: b.fresh, Logger: quiet}); err != nil {
+	if err := b.node.Hold(sid, l, FollowerConfig{FS: fs, Dir: dir, NewDisk: b.fresh, Logger: quiet}); err != nil {
 		c.t.Fatalf("%s: holding %v: %v", b.id, sid, err)
 	}
 }
@@ -153,6 +175,28 @@ func (c *testCluster) restart(id string) {
 	b := c.brokers[id]
 	b.fresh = false
 	c.startBroker(id)
+}
+
+// restartOnNewDisk starts a killed broker again on a replaced, empty
+// disk that kept its id: its fence answers carry NewDisk.
+func (c *testCluster) restartOnNewDisk(id string) {
+	b := c.brokers[id]
+	b.fs, b.fresh = vfs.NewMem(), true
+	c.startBroker(id)
+}
+
+// controlPlane is the broker id the brokers heartbeat now.
+func (c *testCluster) controlPlane() string {
+	c.cpMu.Lock()
+	defer c.cpMu.Unlock()
+	return c.cpID
+}
+
+// heartbeatTo points every broker's heartbeats at control plane id.
+func (c *testCluster) heartbeatTo(id string) {
+	c.cpMu.Lock()
+	c.cpID = id
+	c.cpMu.Unlock()
 }
 
 // createShard places sid on replicas (leader first) at generation 1.
@@ -192,8 +236,13 @@ func (c *testCluster) apply(s cluster.StoredAssignment) {
 				followers = append(followers, o.Broker)
 			}
 		}
+		var onCommit func(first, next int64, records []byte)
+		if c.onCommit != nil {
+			id, sid := r.Broker, s.Shard
+			onCommit = func(first, next int64, records []byte) { c.onCommit(id, sid, first, next, records) }
+		}
 		if _, err := b.node.Lead(s.Shard, s.Assignment.Generation, LeadOptions{Followers: followers,
-			Consistency: spec.consistency, Timeout: c.timeout}); err != nil {
+			Consistency: spec.consistency, Timeout: c.timeout, OnCommit: onCommit}); err != nil {
 			c.t.Logf("%s: leading %v at %d: %v", r.Broker, s.Shard, s.Assignment.Generation, err)
 		}
 	}

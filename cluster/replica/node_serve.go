@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/felixbroker/felix/cluster/peer"
@@ -112,18 +113,26 @@ func (n *Node) serveFence(req wire.Frame, r peer.Reply) {
 		answerError(r, wire.CodeNotFound, "this broker holds no replica of "+m.Log.String())
 		return
 	}
-	n.mu.Lock()
-	l := h.leader
-	n.mu.Unlock()
-	if l != nil && m.Generation > uint64(l.Generation()) {
-		n.Follow(h.id, 0) // stop acknowledging before the fence is answered
+	if st := h.follower.fences.State(); m.Generation < st.Generation || m.Epoch != 0 && m.Epoch < st.Epoch {
+		// Refused before it deposes anything: a deposed control plane's
+		// fence (a lower epoch) must not end the current leadership. The
+		// fence state only rises, so Fence would refuse it too.
+		answerError(r, wire.CodePreconditionFailed, fmt.Sprintf("%v: fence at generation %d epoch %d; this replica is at generation %d epoch %d",
+			ErrStaleFence, m.Generation, m.Epoch, st.Generation, st.Epoch))
+		return
 	}
 	gen, epoch := m.Generation, m.Epoch
 	go func() { // the fence's fsync is no work for a transport goroutine
 		ok, err := h.follower.Fence(gen, epoch)
-		if err != nil {
+		if err != nil { // a stale generation or epoch: a deposed control plane's, which deposes nobody
 			answerError(r, wire.CodePreconditionFailed, err.Error())
 			return
+		}
+		n.mu.Lock()
+		l := h.leader
+		n.mu.Unlock()
+		if l != nil && gen > uint64(l.Generation()) {
+			n.Follow(h.id, 0) // it stops acknowledging before the fence is answered
 		}
 		_ = r.Answer(wire.AppendFenceOK(nil, r.RequestID(), ok))
 	}()
