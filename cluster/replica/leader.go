@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,14 +113,19 @@ type Leader struct {
 	failed  error // the local log failed: every append after it fails too
 	deposed atomic.Bool
 
-	commit       atomic.Int64
-	genStartNext int64 // the commit watermark moves only once it reaches this
+	commit atomic.Int64
+	// genStartNext is one past the generation's start record: the commit
+	// watermark moves only once it reaches it (MaxInt64 until the start
+	// record has its offset).
+	genStartNext atomic.Int64
 
 	fmu       sync.Mutex // guards followers and buf
 	followers []*remote
 	buf       []byte
 
-	deliver []byte // OnCommit's read buffer, the leader goroutine's
+	ackMu      sync.Mutex // one settle at a time: acknowledgements in offset order
+	delivered  int64      // what OnCommit was handed up to; the leader goroutine's
+	deliverBuf []byte     // OnCommit's read buffer, the leader goroutine's
 
 	wake chan struct{}
 	done chan struct{}
@@ -154,6 +160,8 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 	cfg.Ref = cloneRef(cfg.Ref)
 	l := &Leader{cfg: cfg, gen: cfg.Generation, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	l.commit.Store(min(cfg.Commit, cfg.Log.End()))
+	l.delivered = l.commit.Load()
+	l.genStartNext.Store(math.MaxInt64)
 	for _, id := range cfg.Followers {
 		l.followers = append(l.followers, newRemote(l, id))
 	}
@@ -161,7 +169,8 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("felix/replica: leader of %v: the generation's start record: %w", cfg.Ref, err)
 	}
-	l.genStartNext = first + 1
+	l.genStartNext.Store(first + 1)
+	l.settle() // the start record may have committed already
 	l.wg.Add(1)
 	go l.run()
 	return l, nil
@@ -188,13 +197,15 @@ func (l *Leader) Append(entries []shardlog.Entry, _ uint32, w shardlog.Waiter) (
 	l.queue = append(l.queue, pendingAck{first: first, last: first + int64(len(entries)) - 1,
 		deadline: time.Now().Add(l.cfg.Timeout), w: w})
 	l.pmu.Unlock()
+	l.settle() // the log may have committed it already
 	l.signal()
 	return first, nil
 }
 
 // Committed is the local log's acknowledgement of an append at its
-// FsyncMode (the leader is the log's waiter): it wakes the leader's
-// goroutine, which ships and recomputes the watermark. Never blocks.
+// FsyncMode (the leader is the log's waiter): it settles what that
+// acknowledges (a Leader log's appends, at once) and wakes the leader's
+// goroutine, which ships. It never waits on a disk.
 func (l *Leader) Committed(first, _ int64, err error) {
 	if err != nil {
 		l.pmu.Lock()
@@ -203,6 +214,7 @@ func (l *Leader) Committed(first, _ int64, err error) {
 		}
 		l.pmu.Unlock()
 	}
+	l.settle()
 	l.signal()
 }
 
@@ -262,19 +274,27 @@ func (l *Leader) run() {
 		case <-t.C:
 		}
 		l.ship()
-		l.advance()
+		l.settle()
+		l.deliver()
 	}
 }
 
-// advance moves the commit watermark, hands what it passed to OnCommit,
-// and acknowledges (or refuses) the appends at the head of the queue.
-func (l *Leader) advance() {
+// settle moves the commit watermark and acknowledges (or refuses) the
+// appends at the head of the queue. It runs wherever progress is made, so
+// an acknowledgement leaves without a hand-off to another goroutine: on
+// the local log's committer (Committed), on the transport goroutine of a
+// follower's answer, on the appender's goroutine, and on the leader's own
+// goroutine at each tick (timeouts, a lease renewed). One at a time, so
+// acknowledgements leave in offset order.
+func (l *Leader) settle() {
+	l.ackMu.Lock()
+	defer l.ackMu.Unlock()
 	if l.deposed.Load() {
 		l.failAll(ErrNotLeader)
 		return
 	}
 	if wm := l.watermark(); wm > l.commit.Load() {
-		l.publish(l.commit.Load(), wm)
+		l.commit.Store(wm)
 	}
 	l.acknowledge(time.Now())
 }
@@ -294,25 +314,26 @@ func (l *Leader) watermark() int64 {
 		l.fmu.Unlock()
 		wm = Watermark(ends)
 	}
-	if wm < l.genStartNext {
+	if wm < l.genStartNext.Load() {
 		return l.commit.Load()
 	}
 	return wm
 }
 
-// publish moves the commit to wm, handing the records between to
-// OnCommit in chunks.
-func (l *Leader) publish(from, wm int64) {
-	for from < wm {
-		out, next, err := readBelow(l.cfg.Log, from, wm, l.cfg.BatchBytes, l.deliver[:0])
-		l.deliver = out[:0]
+// deliver hands OnCommit the records the commit watermark passed since it
+// last ran, in chunks: on the leader's goroutine, never on an
+// acknowledgement's path.
+func (l *Leader) deliver() {
+	for commit := l.commit.Load(); l.delivered < commit; {
+		from := l.delivered
+		out, next, err := readBelow(l.cfg.Log, from, commit, l.cfg.BatchBytes, l.deliverBuf[:0])
+		l.deliverBuf = out[:0]
 		if err != nil || next <= from {
-			next = wm // nothing readable (retention, a gap compaction left): move on
+			next = commit // nothing readable (retention, a gap compaction left): move on
 		} else if l.cfg.OnCommit != nil {
 			l.cfg.OnCommit(from, next, out)
 		}
-		from = next
-		l.commit.Store(from)
+		l.delivered = next
 	}
 }
 

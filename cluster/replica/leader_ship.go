@@ -87,7 +87,7 @@ func (l *Leader) sendLocked(r *remote, end int64) bool {
 	}
 	lastGen := r.prevGen
 	if next > r.next {
-		lastGen = lastGeneration(buf[headerEnd:], l.gen, next, l.genStartNext)
+		lastGen = lastGeneration(buf[headerEnd:], l.gen, next, l.genStartNext.Load())
 	}
 	l.buf = w.Finish(buf)
 	c := r.free[len(r.free)-1]
@@ -108,7 +108,7 @@ func (l *Leader) learnPrevLocked(r *remote) bool {
 		r.prevGen, r.prevOK = 0, true
 		return true
 	}
-	if r.next-1 >= l.genStartNext-1 && l.genStartNext > 0 {
+	if start := l.genStartNext.Load(); r.next-1 >= start-1 {
 		r.prevGen, r.prevOK = l.gen, true
 		return true
 	}
@@ -179,6 +179,7 @@ func (c *shipCall) done(_ *peer.Call, answer wire.Frame, err error) {
 		r.retry = time.Now().Add(retryAfter)
 	}
 	l.fmu.Unlock()
+	l.settle()
 	l.signal()
 }
 
