@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func TestAReplicatedStreamFailsOverWhenItsLeaderStops(t *testing.T) {
 	s := sharedStore(t)
 	brokers := map[string]*Broker{}
 	for _, id := range []string{"a", "b", "c"} {
-		cfg := clustered(id, s, Config{})
+		cfg := clustered(id, s, Config{AdminAddr: "127.0.0.1:0"})
 		cfg.Cluster.ShardLease, cfg.Cluster.PublishTimeout = replicationLease, 2*time.Second
 		brokers[id] = start(t, cfg)
 	}
@@ -44,6 +45,12 @@ func TestAReplicatedStreamFailsOverWhenItsLeaderStops(t *testing.T) {
 		v := fmt.Sprint("v", i)
 		publishUntilAcked(t, c, v)
 		acked = append(acked, v)
+	}
+	metrics := scrape(t, brokers[leader].AdminAddr())
+	for _, follower := range []string{"a", "b", "c"} {
+		if follower != leader && !strings.Contains(metrics, `felix_broker_replication_lag_records{stream="t/n/s",shard="0",follower="`+follower+`"}`) {
+			t.Errorf("the leader's /metrics has no replication lag of follower %s:\n%s", follower, metrics)
+		}
 	}
 	stop(t, brokers[leader])
 	delete(brokers, leader)

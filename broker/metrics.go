@@ -31,6 +31,7 @@ func (m *metrics) register(b *Broker) {
 	if b.node != nil {
 		fwd = b.node.forwarder.Metrics()
 		registerClusterGauges(m.reg, b.node.view, b.admin.unready)
+		registerReplication(m.reg, b.node.replicas)
 	}
 	registerForwarding(m.reg, fwd, m.net)
 }

@@ -21,6 +21,7 @@ type remote struct {
 	session  uint64 // bumped whenever next is reset: older answers do not move it
 	matched  int64  // its acknowledged end in this generation: counted in the quorum
 	heard    time.Time
+	level    time.Time // when it last held everything the leader had: its lag counts from there
 	retry    time.Time // nothing is sent before it
 	inflight int
 	free     []*shipCall
@@ -35,7 +36,7 @@ type shipCall struct {
 }
 
 func newRemote(l *Leader, id string) *remote {
-	r := &remote{l: l, id: id, next: l.cfg.Log.End()}
+	r := &remote{l: l, id: id, next: l.cfg.Log.End(), level: time.Now()}
 	for range l.cfg.Inflight {
 		c := &shipCall{r: r}
 		c.To, c.Done, c.Timeout = id, c.done, l.cfg.Timeout
@@ -167,6 +168,9 @@ func (c *shipCall) done(_ *peer.Call, answer wire.Frame, err error) {
 	case ack.Status == wire.ReplicateAppended && ack.FenceGen == uint64(l.gen):
 		r.heard = time.Now()
 		r.matched = max(r.matched, ack.Durable)
+		if r.matched >= l.cfg.Log.End() {
+			r.level = r.heard
+		}
 		if ack.LogEnd < c.next {
 			l.resetLocked(r, ack.LogEnd, c.session)
 		}
@@ -192,4 +196,27 @@ func (l *Leader) resetLocked(r *remote, end int64, session uint64) {
 	r.session++
 	r.next = min(max(end, l.cfg.Log.Start()), l.cfg.Log.End())
 	r.prevOK = false
+}
+
+// FollowerLag is how far one follower is behind its leader.
+type FollowerLag struct {
+	Broker  string
+	Records int64         // the leader's end less what the follower acknowledged
+	Behind  time.Duration // since it last held everything the leader had; 0 when it does
+}
+
+// Lag reports each follower's lag, in the order the followers were given.
+func (l *Leader) Lag() []FollowerLag {
+	end, now := l.cfg.Log.End(), time.Now()
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
+	out := make([]FollowerLag, 0, len(l.followers))
+	for _, r := range l.followers {
+		fl := FollowerLag{Broker: r.id, Records: max(end-r.matched, 0)}
+		if fl.Records > 0 {
+			fl.Behind = now.Sub(r.level)
+		}
+		out = append(out, fl)
+	}
+	return out
 }
