@@ -42,13 +42,23 @@ func TestAQuorumRecordIsNotVisibleOnTheLeaderBeforeAMajorityHasIt(t *testing.T) 
 			}
 			return false
 		}
+		// OnCommit runs on the leader's goroutine, which may deliver a
+		// moment after the acknowledgement: wait for it a little.
+		awaitSeen := func(v string) bool {
+			for deadline := time.Now().Add(c.lease / 4); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if seen(v) {
+					return true
+				}
+			}
+			return false
+		}
 		sid := testShard(0)
 		c.createShard(sid, ConsistencyQuorum, "a", "b", "c")
 		if _, err := c.publish(sid, "before"); err != nil {
 			t.Fatal(err)
 		}
-		if !seen("before") {
-			t.Fatalf("OnCommit did not deliver an acknowledged record: %v", delivered)
+		if !awaitSeen("before") {
+			t.Fatal("OnCommit did not deliver an acknowledged record")
 		}
 		ld := c.brokers["a"].node.Leader(sid)
 		local := c.brokers["a"].logs[sid]
@@ -89,8 +99,8 @@ func TestAQuorumRecordIsNotVisibleOnTheLeaderBeforeAMajorityHasIt(t *testing.T) 
 		if rec, ok := firstRecord(out); err != nil || !ok || string(rec.Value) != "held" {
 			t.Fatalf("Read at %d after a majority has it: %v %v", first, rec, err)
 		}
-		if !seen("held") {
-			t.Fatalf("OnCommit did not deliver the record once a majority had it: %v", delivered)
+		if !awaitSeen("held") {
+			t.Fatal("OnCommit did not deliver the record once a majority had it")
 		}
 	})
 }
