@@ -39,6 +39,12 @@ func (b ballot) choose() (cluster.Replica, bool) {
 		}
 		others.avoidOld = false
 		r, ok := others.choose()
+		if old, answered := b.answers[b.oldLeader]; ok && answered && b.leaderStream && longer(old, others.answers[r]) {
+			// A Leader stream's old leader acknowledged what it holds
+			// durably, reported or not: another replica leads only if it
+			// holds all of it.
+			ok = false
+		}
 		if ok || !b.leaderStream {
 			// A Quorum stream's old leader reaches no majority: leading
 			// again it would serve nothing, so the shard waits for the

@@ -68,7 +68,9 @@ type Report struct {
 	LastGen    uint32 // the generation of its last record
 	Durable    int64  // its durable end (a leader's own)
 	// LeaderHeard, for a follower, is how long ago on the broker's clock it
-	// last heard from its leader; below 0: never (at this generation).
+	// last heard from its leader; below 0: never (at this generation). For
+	// a leader, it is how long ago a quorum of its followers last answered
+	// it: one they cannot reach (each way) is replaced.
 	LeaderHeard time.Duration
 }
 

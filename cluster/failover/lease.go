@@ -45,7 +45,9 @@ func (m *Machine) grantable(s *shard, broker cluster.Replica, r Report) bool {
 	return s.grantedGen != a.Generation || s.grantedTo == broker
 }
 
-// checkReach withholds the shard from its leader when a majority of its
+// checkReach withholds the shard from its leader when the leader reports
+// that a quorum of its followers has not answered it for more than a
+// lease, or when a majority of its
 // followers, by their latest reports at the stored generation, have not
 // heard from it for more than a lease (or never, a lease after it was
 // named). Its leases then run out and it is replaced: a leader its
@@ -54,6 +56,11 @@ func (m *Machine) grantable(s *shard, broker cluster.Replica, r Report) bool {
 func (m *Machine) checkReach(s *shard) {
 	a := s.stored.Assignment
 	if s.withheld || s.promotion != nil || a.Leader == (cluster.Replica{}) {
+		return
+	}
+	if rc, ok := s.reports[a.Leader]; ok && rc.report.Leading && rc.report.Generation == a.Generation &&
+		rc.report.LeaderHeard > m.lease {
+		s.withheld = true // its followers' answers do not reach it
 		return
 	}
 	followers, cut := 0, 0

@@ -157,3 +157,39 @@ func TestOneShardFailingOverLeavesTheOthersLeased(t *testing.T) {
 		t.Fatalf("shard 1 is %v, want serving", p)
 	}
 }
+
+// TestALeaderItsFollowersCannotAnswerIsReplaced: the followers hear the
+// leader (their reports are fresh) but their answers do not reach it; the
+// leader's own report says a quorum has not answered it for more than a
+// lease, so it is granted no more, and replaced once its lease ends.
+func TestALeaderItsFollowersCannotAnswerIsReplaced(t *testing.T) {
+	h := newHarness(t, 1, 0)
+	id := shardN(0)
+	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
+	at := lease
+	h.beat(rb, 1, at, follows(id, 1, 5, 0))
+	h.beat(rc, 2, at, follows(id, 1, 5, 0))
+	if !granted(h.beat(ra, 3, at, leadsHeard(id, 1, 5, lease)), id, 1) {
+		t.Fatal("a quorum answered it a lease ago, not more: the leader must keep its lease")
+	}
+	lastGrant := at
+	at += lease / 4
+	if gs := h.beat(ra, 4, at, leadsHeard(id, 1, 5, lease+1)); len(gs) != 0 {
+		t.Fatalf("no quorum has answered it for more than a lease: granted %v", gs)
+	}
+	if !h.shardStatus(id).Withheld {
+		t.Fatal("the shard should be withheld from its leader")
+	}
+	h.noWrite(h.tick(lastGrant+lease-1), "before the last lease ends")
+	if w := h.oneWrite(h.tick(lastGrant + lease)); w.Assignment.Generation != 2 {
+		t.Fatalf("step 1: %+v", w)
+	}
+}
+
+// leadsHeard is leads with the leader's report of when a quorum of its
+// followers last answered it.
+func leadsHeard(id cluster.ShardID, gen uint64, durable int64, heard time.Duration) failover.Report {
+	r := leads(id, gen, durable)
+	r.LeaderHeard = heard
+	return r
+}

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"slices"
 	"time"
 
 	"github.com/felixbroker/felix/cluster/peer"
@@ -36,7 +37,8 @@ type shipCall struct {
 }
 
 func newRemote(l *Leader, id string) *remote {
-	r := &remote{l: l, id: id, next: l.cfg.Log.End(), level: time.Now()}
+	now := time.Now()
+	r := &remote{l: l, id: id, next: l.cfg.Log.End(), level: now, heard: now} // heard: counted from the leadership's start
 	for range l.cfg.Inflight {
 		c := &shipCall{r: r}
 		c.To, c.Done, c.Timeout = id, c.done, l.cfg.Timeout
@@ -219,4 +221,25 @@ func (l *Leader) Lag() []FollowerLag {
 		out = append(out, fl)
 	}
 	return out
+}
+
+// QuorumHeard is when the leader last heard enough followers to make a
+// majority with itself: the (M-1)-th most recent answer of its followers
+// (from the leadership's start when fewer have answered since). A leader
+// whose followers cannot reach it reports how long ago that was, and the
+// control plane replaces it once that passes a lease.
+func (l *Leader) QuorumHeard() time.Time {
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
+	need := Majority(len(l.followers)+1) - 1
+	if need <= 0 {
+		return time.Now()
+	}
+	var room [8]time.Time
+	heard := room[:0]
+	for _, r := range l.followers {
+		heard = append(heard, r.heard)
+	}
+	slices.SortFunc(heard, func(a, b time.Time) int { return b.Compare(a) }) // most recent first
+	return heard[need-1]
 }

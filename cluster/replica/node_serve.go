@@ -192,7 +192,10 @@ func (n *Node) reportLocked(h *held) wire.HeartbeatReport {
 	rep := wire.HeartbeatReport{Log: h.ref, Generation: max(h.follower.Generation(), h.assigned), LogEnd: h.log.End(),
 		LastGen: uint64(h.log.LastGeneration()), Durable: h.log.Durable(), LeaderHeard: -1}
 	if h.leader != nil {
+		// A leader's LeaderHeard is how long ago a quorum of its followers
+		// last answered it: a leader they cannot reach is replaced.
 		rep.Leading, rep.Generation = true, uint64(h.leader.Generation())
+		rep.LeaderHeard = int64(time.Since(h.leader.QuorumHeard()))
 	} else if at, ok := h.follower.LeaderHeard(); ok {
 		rep.LeaderHeard = int64(time.Since(at))
 	}

@@ -12,7 +12,10 @@ type HeartbeatReport struct {
 	LogEnd      int64
 	LastGen     uint64
 	Durable     int64
-	LeaderHeard int64 // ns since the follower last heard its leader; < 0 never
+	// LeaderHeard: for a follower, ns since it last heard its leader (< 0
+	// never); for a leader, ns since a quorum of its followers last
+	// answered it.
+	LeaderHeard int64
 }
 
 // heartbeatReportMinBytes is a report with empty names.
