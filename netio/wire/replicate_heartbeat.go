@@ -6,12 +6,12 @@ package wire
 
 // HeartbeatReport is what a broker reports of one log it holds.
 type HeartbeatReport struct {
-	Log         LogRef
-	Generation  uint64
-	Leading     bool
-	LogEnd      int64
-	LastGen     uint64
-	Durable     int64
+	Log        LogRef
+	Generation uint64
+	Leading    bool
+	LogEnd     int64
+	LastGen    uint64
+	Durable    int64
 	// LeaderHeard: for a follower, ns since it last heard its leader (< 0
 	// never); for a leader, ns since a quorum of its followers last
 	// answered it.
