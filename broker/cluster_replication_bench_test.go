@@ -119,3 +119,75 @@ func benchPublishers(b *testing.B, leader *Broker, pubs int) {
 		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-us")
 	}
 }
+
+// BenchmarkFailover is the time from stopping a Quorum stream's leader to
+// the first publish acknowledged by its successor, at the default shard
+// lease (ShardLeaseDefault), over three brokers; the stopped broker comes
+// back (same data directory) before the next round. It reports the p50
+// and the max over its rounds (20 is what docs/benchmarks.md gives):
+//
+//	go test ./broker -run '^$' -bench Failover -benchtime 20x -timeout 30m
+func BenchmarkFailover(b *testing.B) {
+	s := store.NewMemory(store.MemoryConfig{})
+	b.Cleanup(func() { s.Close() })
+	dirs := map[string]string{}
+	brokers := map[string]*Broker{}
+	startOne := func(id string) {
+		cfg := clustered(id, s, Config{DataDir: dirs[id]})
+		cfg.Net.Addr = "127.0.0.1:0"
+		br, err := Start(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		brokers[id] = br
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		dirs[id] = b.TempDir()
+		startOne(id)
+	}
+	b.Cleanup(func() {
+		for _, br := range brokers {
+			br.Stop(context.Background())
+		}
+	})
+	for _, id := range []string{"b", "c"} {
+		awaitRegistered(b, brokers["a"], id)
+	}
+	id := engine.StreamID{Tenant: testStream.Tenant, Namespace: testStream.Namespace, Name: testStream.Name}
+	cfg := engine.StreamConfig{Shards: 1, Durable: true, ReplicationFactor: 3, Consistency: engine.ConsistencyQuorum,
+		Fsync: engine.FsyncSetting{Kind: "OnCommit"}}
+	if _, err := brokers["a"].Engine().CreateStream(id, cfg); err != nil {
+		b.Fatal(err)
+	}
+	var took []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		leader := awaitReplicatedLeader(b, brokers, id, "")
+		c, err := client.Dial(context.Background(), brokers[leader].Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		publishUntilAcked(b, c, "before")
+		c.Close()
+		t0 := time.Now()
+		if err := brokers[leader].Stop(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		delete(brokers, leader)
+		next := awaitReplicatedLeader(b, brokers, id, leader)
+		c2, err := client.Dial(context.Background(), brokers[next].Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		publishUntilAcked(b, c2, "after")
+		took = append(took, time.Since(t0))
+		c2.Close()
+		b.StopTimer()
+		startOne(leader)
+		awaitRegistered(b, brokers[next], leader)
+		b.StartTimer()
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(took[len(took)-1].Milliseconds()), "max-ms")
+}
