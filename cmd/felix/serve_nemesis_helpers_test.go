@@ -1,0 +1,590 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/broker"
+	"github.com/felixbroker/felix/client"
+)
+
+// nemesisRoundsEnv sets how many rounds each nemesis test runs (a kill or
+// a freeze of the shard's leader each); unset, nemesisRoundsDefault.
+const nemesisRoundsEnv = "FELIX_NEMESIS_ROUNDS"
+
+// nemesisRoundsDefault keeps `make test` within about a minute for the
+// file on a two-core machine.
+const nemesisRoundsDefault = 2
+
+func nemesisRounds(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv(nemesisRoundsEnv)
+	if v == "" {
+		return nemesisRoundsDefault
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 50 {
+		t.Fatalf("%s=%q: want a number of rounds from 1 to 50", nemesisRoundsEnv, v)
+	}
+	return n
+}
+
+// nemesisCluster is three `felix serve` processes on --cluster (an
+// embedded etcd member each, on loopback) with a short shard lease, which
+// a test kills (SIGKILL), freezes (SIGSTOP), resumes (SIGCONT) and
+// restarts, each by its pid. A broker killed is started again on its data
+// directory and addresses as a new serveProcess; at the end every process
+// running is stopped as startServeProcesses stops them (SIGTERM, then
+// exit 0 is required), a frozen one resumed first.
+type nemesisCluster struct {
+	t       *testing.T
+	members string   // --cluster
+	extra   []string // the serve flags beyond startServeProcesses's
+	env     []string
+	stdinR  *os.File // the children's standard input (exitWithStdin)
+
+	mu      sync.Mutex
+	procs   map[string]*serveProcess // the incarnation of each broker now
+	state   map[string]procState
+	all     []*serveProcess // every incarnation, for the logs of a failed test
+	clients map[*serveProcess]*client.Client
+}
+
+type procState int
+
+const (
+	procRunning procState = iota
+	procFrozen
+	procKilled
+)
+
+func (s procState) String() string {
+	return [...]string{"running", "frozen", "killed"}[s]
+}
+
+// startNemesisCluster starts brokers a, b and c with the shard lease and
+// publish timeout given, and waits until each is ready.
+func startNemesisCluster(t *testing.T, lease, publishTimeout time.Duration) *nemesisCluster {
+	t.Helper()
+	names := []string{"a", "b", "c"}
+	addrs := freeAddrs(t, 4*len(names))
+	var members []string
+	for i, n := range names {
+		members = append(members, n+"="+addrs[4*i+3])
+	}
+	// The data directories first: their cleanups then run after the
+	// processes' stop below (cleanups run last registered first).
+	var dirs []string
+	for range names {
+		dirs = append(dirs, t.TempDir())
+	}
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &nemesisCluster{
+		t: t, members: strings.Join(members, ","), stdinR: stdinR,
+		extra: []string{"--shard-lease", lease.String(), "--publish-timeout", publishTimeout.String()},
+		env:   []string{runMainEnv + "=1", exitWithStdinEnv + "=1"},
+		procs: map[string]*serveProcess{}, state: map[string]procState{}, clients: map[*serveProcess]*client.Client{},
+	}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FELIX_") {
+			c.env = append(c.env, kv)
+		}
+	}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		for _, cl := range c.clients {
+			cl.Close()
+		}
+		var running []*serveProcess
+		for _, n := range names {
+			p := c.procs[n]
+			switch c.state[n] {
+			case procFrozen:
+				if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+					t.Errorf("SIGCONT to broker %s (pid %d): %v", n, p.cmd.Process.Pid, err)
+				}
+				fallthrough
+			case procRunning:
+				running = append(running, p)
+			}
+		}
+		all := c.all
+		c.mu.Unlock()
+		stopServeProcesses(t, running)
+		stdinW.Close()
+		stdinR.Close()
+		if t.Failed() {
+			for _, p := range all {
+				t.Logf("broker %s (pid %d) printed:\n%s", p.name, p.cmd.Process.Pid, tail(p.out.String(), 16<<10))
+			}
+		}
+	})
+	for i, n := range names {
+		c.start(&serveProcess{name: n, addr: addrs[4*i], adminAddr: addrs[4*i+1], peerAddr: addrs[4*i+2],
+			etcdPeerAddr: addrs[4*i+3], dataDir: dirs[i]})
+	}
+	for _, n := range names {
+		c.proc(n).awaitReady(t, 60*time.Second)
+	}
+	return c
+}
+
+// start runs p (a new incarnation of its broker) as `felix serve`.
+func (c *nemesisCluster) start(p *serveProcess) {
+	c.t.Helper()
+	args := append([]string{"serve", "--data", p.dataDir, "--addr", p.addr, "--admin-addr", p.adminAddr,
+		"--peer-addr", p.peerAddr, "--broker-id", p.name, "--cluster", c.members, "--log-level", "warn"}, c.extra...)
+	p.cmd = exec.Command(os.Args[0], args...)
+	p.cmd.Env = c.env
+	p.out = &lockedBuffer{}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = c.stdinR, p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		c.t.Fatalf("start broker %s: %v", p.name, err)
+	}
+	p.done = make(chan struct{})
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		p.stopped = time.Now()
+		close(p.done)
+	}()
+	c.mu.Lock()
+	c.procs[p.name], c.state[p.name] = p, procRunning
+	c.all = append(c.all, p)
+	c.mu.Unlock()
+}
+
+func (c *nemesisCluster) proc(name string) *serveProcess {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.procs[name]
+}
+
+// running are the names of the brokers neither killed nor frozen.
+func (c *nemesisCluster) running() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for n, s := range c.state {
+		if s == procRunning {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// client is a client of the broker's incarnation now, dialled once.
+func (c *nemesisCluster) client(name string) *client.Client {
+	c.t.Helper()
+	p := c.proc(name)
+	c.mu.Lock()
+	cl := c.clients[p]
+	c.mu.Unlock()
+	if cl != nil {
+		return cl
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := client.Dial(ctx, p.addr)
+	if err != nil {
+		c.t.Fatalf("dial broker %s at %s: %v", name, p.addr, err)
+	}
+	c.mu.Lock()
+	c.clients[p] = cl
+	c.mu.Unlock()
+	return cl
+}
+
+// signal sends sig to the broker's process, by its pid, and records
+// what it did to it.
+func (c *nemesisCluster) signal(name string, sig syscall.Signal) {
+	c.t.Helper()
+	p := c.proc(name)
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		c.t.Fatalf("%v to broker %s (pid %d): %v", sig, name, p.cmd.Process.Pid, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch sig {
+	case syscall.SIGKILL:
+		c.state[name] = procKilled
+	case syscall.SIGSTOP:
+		c.state[name] = procFrozen
+	case syscall.SIGCONT:
+		c.state[name] = procRunning
+	}
+}
+
+// kill ends the broker's process with SIGKILL and waits until it is gone.
+func (c *nemesisCluster) kill(name string) {
+	c.t.Helper()
+	c.signal(name, syscall.SIGKILL)
+	p := c.proc(name)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		c.t.Fatalf("broker %s (pid %d) still there 10s after SIGKILL", name, p.cmd.Process.Pid)
+	}
+}
+
+// restart starts a killed broker again on its data directory and
+// addresses, and waits until it is ready.
+func (c *nemesisCluster) restart(name string) {
+	c.t.Helper()
+	old := c.proc(name)
+	p := &serveProcess{name: old.name, addr: old.addr, adminAddr: old.adminAddr, peerAddr: old.peerAddr,
+		etcdPeerAddr: old.etcdPeerAddr, dataDir: old.dataDir}
+	c.start(p)
+	p.awaitReady(c.t, 60*time.Second)
+}
+
+// awaitLeader polls /cluster at every running broker but not until one
+// of them names a leader for s's shard 0 that is running and is not
+// `not`, and returns it with its generation. (/cluster, not
+// DescribeStream: DescribeStream's ShardInfo.Generation is the engine's
+// stream generation, 1 for ever, not the shard's.)
+func (c *nemesisCluster) awaitLeader(ctx context.Context, s client.Stream, not string) (string, uint64) {
+	c.t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	last := "no answer yet"
+	for {
+		for _, n := range c.running() {
+			if n == not {
+				continue
+			}
+			sh, err := c.shard0(n, s)
+			if err != nil {
+				last = fmt.Sprintf("%s: %v", n, err)
+				continue
+			}
+			j, _ := json.Marshal(sh)
+			last = fmt.Sprintf("%s: %s", n, j)
+			if sh.Leader == nil || sh.Leader.Broker == not || !slices.Contains(c.running(), sh.Leader.Broker) || !sh.LeaderLive {
+				continue
+			}
+			if p := c.proc(sh.Leader.Broker); sh.Leader.ClientAddr != p.addr {
+				c.t.Fatalf("%s names leader %s at %s; that broker serves at %s", n, sh.Leader.Broker, sh.Leader.ClientAddr, p.addr)
+			}
+			return sh.Leader.Broker, sh.Generation
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			c.t.Fatalf("no running broker but %q named a running leader of %v's shard 0 in time; last: %s", not, s, last)
+		}
+	}
+}
+
+var adminClient = &http.Client{Timeout: 2 * time.Second}
+
+// clusterStatus is the broker's /cluster.
+func (c *nemesisCluster) clusterStatus(name string) (broker.ClusterStatusJSON, error) {
+	var st broker.ClusterStatusJSON
+	resp, err := adminClient.Get("http://" + c.proc(name).adminAddr + "/cluster")
+	if err != nil {
+		return st, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return st, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("/cluster: %s: %.300s", resp.Status, body)
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		return st, fmt.Errorf("/cluster: %w", err)
+	}
+	return st, nil
+}
+
+// shard0 is s's shard 0 as the broker's /cluster describes it.
+func (c *nemesisCluster) shard0(name string, s client.Stream) (broker.ClusterShardJSON, error) {
+	st, err := c.clusterStatus(name)
+	if err != nil {
+		return broker.ClusterShardJSON{}, err
+	}
+	for _, o := range st.Objects {
+		if o.Kind == "stream" && o.Tenant == s.Tenant && o.Namespace == s.Namespace && o.Name == s.Name {
+			if len(o.Shards) == 0 {
+				return broker.ClusterShardJSON{}, fmt.Errorf("/cluster: %v is %s, no shards", s, o.State)
+			}
+			return o.Shards[0], nil
+		}
+	}
+	return broker.ClusterShardJSON{}, fmt.Errorf("/cluster: no %v", s)
+}
+
+// attempt is one publish and what came of it.
+type attempt struct {
+	value string
+	to    string // the broker it was sent to
+	pos   client.Position
+	err   error // nil: acknowledged at pos
+	// sent and answered are when the publish was made and answered.
+	sent, answered time.Time
+}
+
+// history is every publish a test made on its stream, in the order they
+// were answered.
+type history struct {
+	mu       sync.Mutex
+	attempts []attempt
+}
+
+func (h *history) add(a attempt) {
+	h.mu.Lock()
+	h.attempts = append(h.attempts, a)
+	h.mu.Unlock()
+}
+
+func (h *history) snapshot() []attempt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.attempts)
+}
+
+// acked counts the acknowledged attempts whose value starts with prefix.
+func (h *history) acked(prefix string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, a := range h.attempts {
+		if a.err == nil && strings.HasPrefix(a.value, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// publish sends value to the broker's incarnation now and records the
+// answer.
+func (c *nemesisCluster) publish(ctx context.Context, h *history, s client.Stream, to, value string, within time.Duration) attempt {
+	cl := c.client(to)
+	pctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	sent := time.Now()
+	pos, err := cl.Publish(pctx, s, []byte(value))
+	a := attempt{value: value, to: to, pos: pos, err: err, sent: sent, answered: time.Now()}
+	h.add(a)
+	return a
+}
+
+// publishUntilAcked publishes to the broker until one is acknowledged,
+// each try a value of its own (prefix try N) so that an ambiguous try
+// that was applied after all is told apart from the one acknowledged;
+// a try refused with what is not retryable fails the test.
+func (c *nemesisCluster) publishUntilAcked(ctx context.Context, h *history, s client.Stream, to, prefix string) attempt {
+	c.t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for try := 0; ; try++ {
+		a := c.publish(ctx, h, s, to, fmt.Sprintf("%s try %d", prefix, try), 10*time.Second)
+		if a.err == nil {
+			return a
+		}
+		if !client.Retryable(a.err) && !errors.Is(a.err, context.DeadlineExceeded) {
+			c.t.Fatalf("publish %q to %s: %v, which is not retryable", a.value, to, a.err)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			c.t.Fatalf("no publish to %s acknowledged in time; the last try: %v", to, a.err)
+		}
+	}
+}
+
+// writer publishes to one broker, one record after the other, from a
+// goroutine, until stopped or refused: the publishes in flight when a
+// nemesis strikes.
+type writer struct {
+	stop chan struct{}
+	done chan struct{}
+	sent int // attempts made, once done
+}
+
+func (c *nemesisCluster) startWriter(ctx context.Context, h *history, s client.Stream, to, prefix string, within time.Duration) *writer {
+	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
+	cl := c.client(to)
+	go func() {
+		defer close(w.done)
+		for i := 0; ; i++ {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			value := fmt.Sprintf("%s %d", prefix, i)
+			pctx, cancel := context.WithTimeout(ctx, within)
+			sent := time.Now()
+			pos, err := cl.Publish(pctx, s, []byte(value))
+			cancel()
+			h.add(attempt{value: value, to: to, pos: pos, err: err, sent: sent, answered: time.Now()})
+			w.sent++
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// end stops the writer and waits for its publish in flight to be
+// answered.
+func (w *writer) end() int {
+	close(w.stop)
+	<-w.done
+	return w.sent
+}
+
+// awaitAcked polls the history until n publishes whose value starts with
+// prefix have been acknowledged.
+func awaitAcked(t *testing.T, ctx context.Context, h *history, prefix string, n int) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for h.acked(prefix) < n {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("%d publishes of %q acknowledged, want %d: %v", h.acked(prefix), prefix, n, lastErrors(h, 3))
+		}
+	}
+}
+
+func lastErrors(h *history, n int) []string {
+	var out []string
+	for _, a := range slices.Backward(h.snapshot()) {
+		if a.err != nil && len(out) < n {
+			out = append(out, fmt.Sprintf("%q to %s: %v", a.value, a.to, a.err))
+		}
+	}
+	return out
+}
+
+// checkShard reads shard 0 of s at its leader from offset 0 up to the
+// last acknowledged offset, and checks the history against it: every
+// acknowledged record is there at the offset it was acknowledged at,
+// every record read is one the test published, each once, in offset
+// order. A publish refused or unanswered may be there or not (once). It
+// returns how many records it read and how many of them were not
+// acknowledged.
+func (c *nemesisCluster) checkShard(ctx context.Context, h *history, s client.Stream, leader string) (read, unacked int) {
+	c.t.Helper()
+	t := c.t
+	attempts := h.snapshot()
+	sent := map[string]attempt{}
+	ackedAt := map[client.Position]attempt{}
+	var last uint64
+	acked := 0
+	for _, a := range attempts {
+		if _, dup := sent[a.value]; dup {
+			t.Fatalf("the test published %q twice", a.value)
+		}
+		sent[a.value] = a
+		if a.err == nil {
+			if other, dup := ackedAt[a.pos]; dup {
+				t.Fatalf("%q (by %s) and %q (by %s) both acknowledged at offset %d", other.value, other.to, a.value, a.to, a.pos.Offset)
+			}
+			ackedAt[a.pos] = a
+			acked++
+			last = max(last, a.pos.Offset)
+			if a.pos.Shard != 0 {
+				t.Fatalf("%q acknowledged on shard %d of a stream of one shard", a.value, a.pos.Shard)
+			}
+		}
+	}
+	if acked == 0 {
+		t.Fatal("nothing acknowledged to check")
+	}
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	sub, err := c.client(leader).Subscribe(rctx, s, 0, client.SubscribeOptions{Start: client.FromEarliest()})
+	if err != nil {
+		t.Fatalf("subscribe to shard 0 at its leader %s: %v", leader, err)
+	}
+	defer sub.Close()
+	at := map[string]uint64{} // value -> offset read at
+	var prev uint64
+	for read == 0 || prev < last {
+		ev, err := sub.Next(rctx)
+		if err != nil {
+			t.Fatalf("reading shard 0 at its leader %s, after offset %d (%d records read), up to %d, the last acknowledged: %v",
+				leader, prev, read, last, err)
+		}
+		v := string(ev.Value)
+		if read > 0 && ev.Offset <= prev {
+			t.Fatalf("at %s: %q read at offset %d after offset %d", leader, v, ev.Offset, prev)
+		}
+		a, ok := sent[v]
+		switch {
+		case !ok:
+			t.Fatalf("at %s: offset %d holds %q, which the test never published", leader, ev.Offset, v)
+		case a.err == nil && a.pos.Offset != ev.Offset:
+			t.Fatalf("at %s: %q read at offset %d, acknowledged (by %s) at %d", leader, v, ev.Offset, a.to, a.pos.Offset)
+		}
+		if off, dup := at[v]; dup {
+			t.Fatalf("at %s: %q read at offsets %d and %d", leader, v, off, ev.Offset)
+		}
+		at[v] = ev.Offset
+		if a.err != nil {
+			unacked++
+			t.Logf("at %s: %q, sent to %s and answered %v, is held at offset %d", leader, v, a.to, a.err, ev.Offset)
+			if !client.Ambiguous(a.err) {
+				t.Logf("note: that answer says (client.Ambiguous false) the publish was not applied")
+			}
+		}
+		prev = ev.Offset
+		read++
+	}
+	var lost []string
+	for _, a := range attempts {
+		if _, ok := at[a.value]; a.err == nil && !ok {
+			lost = append(lost, fmt.Sprintf("%q (acknowledged by %s at offset %d)", a.value, a.to, a.pos.Offset))
+		}
+	}
+	if len(lost) > 0 {
+		t.Fatalf("at %s: %d acknowledged records are not in shard 0 (read up to offset %d): %s",
+			leader, len(lost), prev, strings.Join(lost[:min(len(lost), 10)], ", "))
+	}
+	return read, unacked
+}
+
+// shardStatus is what the running brokers' /cluster say of s's shard 0
+// and of the control plane: for the message of a failure.
+func (c *nemesisCluster) shardStatus(s client.Stream) string {
+	var out []string
+	for _, n := range c.running() {
+		st, err := c.clusterStatus(n)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", n, err))
+			continue
+		}
+		line := fmt.Sprintf("%s at revision %d: control plane %+v", n, st.Revision, st.ControlPlane)
+		if sh, err := c.shard0(n, s); err == nil {
+			j, _ := json.Marshal(sh)
+			line += fmt.Sprintf(", shard 0 %s", j)
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "; ")
+}
