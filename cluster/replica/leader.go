@@ -88,7 +88,7 @@ type LeaderConfig struct {
 // Default sizes of a leader's pipeline.
 const (
 	DefaultBatchBytes = 256 << 10
-	DefaultInflight   = 4
+	DefaultInflight   = 16
 	DefaultTimeout    = 5 * time.Second
 	// tick is how often a leader looks at timeouts and idle followers.
 	tick = 20 * time.Millisecond
@@ -182,17 +182,22 @@ func (l *Leader) Generation() uint32 { return l.gen }
 // Append appends entries locally and tells w once they are acknowledged
 // at the log's consistency (or refused: ErrNoQuorum, ErrNotLeader, the
 // log's own failure). The gen argument of the engine's log interface is
-// ignored: a leader writes its own generation.
+// ignored: a leader writes its own generation. It fills in the Timestamp
+// of entries that have none (the time of the append), so that the records
+// it ships at once to the followers caught up with it, before its own
+// fsync, are byte for byte those of its log.
 func (l *Leader) Append(entries []shardlog.Entry, _ uint32, w shardlog.Waiter) (int64, error) {
 	if l.deposed.Load() {
 		return 0, ErrNotLeader
 	}
+	stampEntries(entries, time.Now().UnixNano())
 	l.amu.Lock()
 	defer l.amu.Unlock()
 	first, err := l.cfg.Log.Append(entries, l.gen, l)
 	if err != nil {
 		return first, err
 	}
+	l.shipAppended(first, entries)
 	l.pmu.Lock()
 	l.queue = append(l.queue, pendingAck{first: first, last: first + int64(len(entries)) - 1,
 		deadline: time.Now().Add(l.cfg.Timeout), w: w})

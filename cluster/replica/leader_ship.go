@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/cluster/peer"
+	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio/wire"
 	"github.com/felixbroker/felix/segment"
 )
@@ -242,4 +243,49 @@ func (l *Leader) QuorumHeard() time.Time {
 	}
 	slices.SortFunc(heard, func(a, b time.Time) int { return b.Compare(a) }) // most recent first
 	return heard[need-1]
+}
+
+// stampEntries gives the entries without a timestamp now, as the log
+// would: the records shipped from them must be the log's.
+func stampEntries(entries []shardlog.Entry, now int64) {
+	for i := range entries {
+		if entries[i].Timestamp == 0 {
+			entries[i].Timestamp = now
+		}
+	}
+}
+
+// shipAppended sends an append's records at once to every follower that
+// has been sent everything before them and has a free slot, framed from
+// the entries as the log frames them: the followers' writes and fsyncs
+// run beside the leader's own, not after it. A follower behind, or with
+// no slot free, is sent them by the leader's goroutine from the log once
+// they are acknowledgeable here. Called under amu (offsets in order).
+func (l *Leader) shipAppended(first int64, entries []shardlog.Entry) {
+	now := time.Now()
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
+	for _, r := range l.followers {
+		if r.next != first || !r.prevOK || len(r.free) == 0 || now.Before(r.retry) {
+			continue
+		}
+		m := wire.Replicate{Log: l.cfg.Ref, Generation: uint64(l.gen), First: first, PrevGen: uint64(r.prevGen),
+			Commit: l.commit.Load()}
+		buf, w := wire.BeginReplicate(l.buf[:0], 0, m)
+		for i := range entries {
+			e := &entries[i]
+			buf = segment.AppendRecordParts(buf, first+int64(i), l.gen, e.Flags, e.Timestamp, e.Key, e.Value)
+		}
+		l.buf = w.Finish(buf)
+		next := first + int64(len(entries))
+		c := r.free[len(r.free)-1]
+		c.Request, c.session, c.next = l.buf, r.session, next
+		if l.cfg.Transport.Send(&c.Call) != nil {
+			r.retry = now.Add(retryAfter)
+			continue
+		}
+		r.free = r.free[:len(r.free)-1]
+		r.inflight++
+		r.next, r.prevGen = next, l.gen
+	}
 }
