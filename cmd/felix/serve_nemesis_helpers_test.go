@@ -58,11 +58,12 @@ type nemesisCluster struct {
 	env     []string
 	stdinR  *os.File // the children's standard input (exitWithStdin)
 
-	mu      sync.Mutex
-	procs   map[string]*serveProcess // the incarnation of each broker now
-	state   map[string]procState
-	all     []*serveProcess // every incarnation, for the logs of a failed test
-	clients map[*serveProcess]*client.Client
+	mu         sync.Mutex
+	procs      map[string]*serveProcess // the incarnation of each broker now
+	etcdClient map[string]string        // each broker's --etcd-client-addr
+	state      map[string]procState
+	all        []*serveProcess // every incarnation, for the logs of a failed test
+	clients    map[*serveProcess]*client.Client
 }
 
 type procState int
@@ -82,10 +83,14 @@ func (s procState) String() string {
 func startNemesisCluster(t *testing.T, lease, publishTimeout time.Duration) *nemesisCluster {
 	t.Helper()
 	names := []string{"a", "b", "c"}
-	addrs := freeAddrs(t, 4*len(names))
+	// Five addresses a broker, its etcd member's client address among
+	// them: left to etcd (127.0.0.1:0), that listener could take a port
+	// chosen here for another broker before that one binds it.
+	const each = 5
+	addrs := freeAddrs(t, each*len(names))
 	var members []string
 	for i, n := range names {
-		members = append(members, n+"="+addrs[4*i+3])
+		members = append(members, n+"="+addrs[each*i+3])
 	}
 	// The data directories first: their cleanups then run after the
 	// processes' stop below (cleanups run last registered first).
@@ -101,7 +106,7 @@ func startNemesisCluster(t *testing.T, lease, publishTimeout time.Duration) *nem
 		t: t, members: strings.Join(members, ","), stdinR: stdinR,
 		extra: []string{"--shard-lease", lease.String(), "--publish-timeout", publishTimeout.String()},
 		env:   []string{runMainEnv + "=1", exitWithStdinEnv + "=1"},
-		procs: map[string]*serveProcess{}, state: map[string]procState{}, clients: map[*serveProcess]*client.Client{},
+		procs: map[string]*serveProcess{}, etcdClient: map[string]string{}, state: map[string]procState{}, clients: map[*serveProcess]*client.Client{},
 	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "FELIX_") {
@@ -138,8 +143,8 @@ func startNemesisCluster(t *testing.T, lease, publishTimeout time.Duration) *nem
 		}
 	})
 	for i, n := range names {
-		c.start(&serveProcess{name: n, addr: addrs[4*i], adminAddr: addrs[4*i+1], peerAddr: addrs[4*i+2],
-			etcdPeerAddr: addrs[4*i+3], dataDir: dirs[i]})
+		c.start(&serveProcess{name: n, addr: addrs[each*i], adminAddr: addrs[each*i+1], peerAddr: addrs[each*i+2],
+			etcdPeerAddr: addrs[each*i+3], dataDir: dirs[i]}, addrs[each*i+4])
 	}
 	for _, n := range names {
 		c.proc(n).awaitReady(t, 60*time.Second)
@@ -147,11 +152,13 @@ func startNemesisCluster(t *testing.T, lease, publishTimeout time.Duration) *nem
 	return c
 }
 
-// start runs p (a new incarnation of its broker) as `felix serve`.
-func (c *nemesisCluster) start(p *serveProcess) {
+// start runs p (a new incarnation of its broker) as `felix serve`, its
+// etcd member serving clients on etcdClientAddr.
+func (c *nemesisCluster) start(p *serveProcess, etcdClientAddr string) {
 	c.t.Helper()
 	args := append([]string{"serve", "--data", p.dataDir, "--addr", p.addr, "--admin-addr", p.adminAddr,
-		"--peer-addr", p.peerAddr, "--broker-id", p.name, "--cluster", c.members, "--log-level", "warn"}, c.extra...)
+		"--peer-addr", p.peerAddr, "--broker-id", p.name, "--cluster", c.members, "--etcd-client-addr", etcdClientAddr,
+		"--log-level", "warn"}, c.extra...)
 	p.cmd = exec.Command(os.Args[0], args...)
 	p.cmd.Env = c.env
 	p.out = &lockedBuffer{}
@@ -167,6 +174,7 @@ func (c *nemesisCluster) start(p *serveProcess) {
 	}()
 	c.mu.Lock()
 	c.procs[p.name], c.state[p.name] = p, procRunning
+	c.etcdClient[p.name] = etcdClientAddr
 	c.all = append(c.all, p)
 	c.mu.Unlock()
 }
@@ -252,7 +260,10 @@ func (c *nemesisCluster) restart(name string) {
 	old := c.proc(name)
 	p := &serveProcess{name: old.name, addr: old.addr, adminAddr: old.adminAddr, peerAddr: old.peerAddr,
 		etcdPeerAddr: old.etcdPeerAddr, dataDir: old.dataDir}
-	c.start(p)
+	c.mu.Lock()
+	etcdClientAddr := c.etcdClient[name]
+	c.mu.Unlock()
+	c.start(p, etcdClientAddr)
 	p.awaitReady(c.t, 60*time.Second)
 }
 
