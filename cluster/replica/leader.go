@@ -47,9 +47,17 @@ var (
 	// ErrNotLeader refuses an acknowledgement this replica may no longer
 	// give: its lease ended, or a newer generation fenced it. The write's
 	// outcome is unknown: the new leader decides.
-	ErrNotLeader = fmt.Errorf("%w: this broker is not the shard's leader any more (its lease ended, or a newer generation fenced it); the write's outcome is unknown", wire.CodeNotLeader)
-	// ErrLeaderClosed ends the writes pending when a Leader is closed.
-	ErrLeaderClosed = fmt.Errorf("%w: the shard's leadership on this broker ended; the write's outcome is unknown", wire.CodeNotLeader)
+	ErrNotLeader = fmt.Errorf("%w: this broker does not lead the shard any more (its lease ended, or a newer generation fenced it); nothing of the write was stored", wire.CodeNotLeader)
+	// ErrUnvouched refuses a write this leader had stored and shipped but
+	// may no longer acknowledge: its lease ran out (or was never granted)
+	// before the write's deadline, or a newer generation deposed it, or
+	// the leadership ended. The write may be stored (the new leader
+	// decides), so it carries the ambiguous no_quorum code: a client must
+	// not take it for "not applied", as it would not_leader.
+	ErrUnvouched = fmt.Errorf("%w: this broker's leadership of the shard ended (or its lease lapsed) before it could vouch for the write; it may be stored", wire.CodeNoQuorum)
+	// ErrLeaderClosed ends the writes pending when a Leader is closed: as
+	// ErrUnvouched, their outcome is unknown.
+	ErrLeaderClosed = fmt.Errorf("%w: the shard's leadership on this broker ended before it could vouch for the write; it may be stored", wire.CodeNoQuorum)
 )
 
 // FlagGenerationStart marks the record a new leader appends first in its
@@ -180,8 +188,9 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 func (l *Leader) Generation() uint32 { return l.gen }
 
 // Append appends entries locally and tells w once they are acknowledged
-// at the log's consistency (or refused: ErrNoQuorum, ErrNotLeader, the
-// log's own failure). The gen argument of the engine's log interface is
+// at the log's consistency (or refused: ErrNoQuorum and ErrUnvouched,
+// whose writes may be stored; the log's own failure). ErrNotLeader, when
+// it returns it, stored nothing. The gen argument of the engine's log interface is
 // ignored: a leader writes its own generation. It fills in the Timestamp
 // of entries that have none (the time of the append), so that the records
 // it ships at once to the followers caught up with it, before its own
@@ -260,7 +269,7 @@ func (l *Leader) Close() error {
 }
 
 // Depose stops acknowledging: a newer generation fenced this replica.
-// Pending appends are told ErrNotLeader.
+// Pending appends are told ErrUnvouched.
 func (l *Leader) Depose() {
 	l.deposed.Store(true)
 	l.cfg.Lease.Revoke()
@@ -295,7 +304,7 @@ func (l *Leader) settle() {
 	l.ackMu.Lock()
 	defer l.ackMu.Unlock()
 	if l.deposed.Load() {
-		l.failAll(ErrNotLeader)
+		l.failAll(ErrUnvouched)
 		return
 	}
 	if wm := l.watermark(); wm > l.commit.Load() {
@@ -360,7 +369,7 @@ func (l *Leader) acknowledge(now time.Time) {
 		switch {
 		case p.last < commit && leased:
 		case p.last < commit && !now.Before(p.deadline):
-			err = ErrNotLeader // no lease came in time: a new leader may have been named
+			err = ErrUnvouched // no lease came in time: a new leader may have been named
 		case p.last < commit:
 			l.pmu.Unlock()
 			return // a lease not granted yet (a new leadership) or not renewed yet

@@ -561,11 +561,10 @@ func (c *nemesisCluster) checkShard(ctx context.Context, h *history, s client.St
 			unacked++
 			t.Logf("at %s: %q, sent to %s and answered %v, is held at offset %d", leader, v, a.to, a.err, ev.Offset)
 			if !client.Ambiguous(a.err) {
-				// Allowed here (a refused publish may be held: the new
-				// leader decides it), but at odds with docs/protocol.md,
-				// whose not_leader is not ambiguous: the client tells the
-				// application it was not applied.
-				t.Logf("note: %q was refused with what client.Ambiguous says was not applied, yet it is held", v)
+				// A refused publish may be held (the new leader decides
+				// it), but only one refused with an ambiguous code: one
+				// the client reports as not applied must not be.
+				t.Errorf("%q was refused with %v, which client.Ambiguous says was not applied, yet it is held at offset %d", v, a.err, ev.Offset)
 			}
 		}
 		prev = ev.Offset
