@@ -32,15 +32,15 @@ func TestThreeServeProcessesAreOneCluster(t *testing.T) {
 	}
 	began := time.Now()
 	names := []string{"a", "b", "c"}
-	addrs := freeAddrs(t, 4*len(names))
+	addrs := freeAddrs(t, 5*len(names))
 	var members []string
 	for i, n := range names {
-		members = append(members, n+"="+addrs[4*i+3])
+		members = append(members, n+"="+addrs[5*i+3])
 	}
 	procs := make([]*serveProcess, len(names))
 	for i, n := range names {
-		procs[i] = &serveProcess{name: n, addr: addrs[4*i], adminAddr: addrs[4*i+1], peerAddr: addrs[4*i+2],
-			etcdPeerAddr: addrs[4*i+3], dataDir: t.TempDir()}
+		procs[i] = &serveProcess{name: n, addr: addrs[5*i], adminAddr: addrs[5*i+1], peerAddr: addrs[5*i+2],
+			etcdPeerAddr: addrs[5*i+3], etcdClientAddr: addrs[5*i+4], dataDir: t.TempDir()}
 	}
 	startServeProcesses(t, procs, strings.Join(members, ","))
 	for _, p := range procs {
@@ -173,6 +173,7 @@ func TestThreeServeProcessesAreOneCluster(t *testing.T) {
 type serveProcess struct {
 	name                                    string
 	addr, adminAddr, peerAddr, etcdPeerAddr string
+	etcdClientAddr                          string // fixed: etcd's own 127.0.0.1:0 could take a port chosen for another
 	dataDir                                 string
 	cmd                                     *exec.Cmd
 	out                                     *lockedBuffer // its standard output and error together
@@ -213,7 +214,8 @@ func startServeProcesses(t *testing.T, procs []*serveProcess, cluster string) {
 	})
 	for _, p := range procs {
 		p.cmd = exec.Command(os.Args[0], "serve", "--data", p.dataDir, "--addr", p.addr, "--admin-addr", p.adminAddr,
-			"--peer-addr", p.peerAddr, "--broker-id", p.name, "--cluster", cluster, "--log-level", "warn")
+			"--peer-addr", p.peerAddr, "--broker-id", p.name, "--cluster", cluster, "--log-level", "warn",
+			"--etcd-client-addr", p.etcdClientAddr)
 		p.cmd.Env = env
 		p.out = &lockedBuffer{}
 		p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = stdinR, p.out, p.out
