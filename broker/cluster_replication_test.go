@@ -57,6 +57,13 @@ func TestAReplicatedStreamFailsOverWhenItsLeaderStops(t *testing.T) {
 	next := awaitReplicatedLeader(t, brokers, id, leader)
 	c2 := dial(t, brokers[next])
 	publishUntilAcked(t, c2, "after")
+	info, err := c2.DescribeStream(testCtx(t), testStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh := info.Shards[0]; sh.LeaderID != next || sh.Generation < 2 || len(sh.Replicas) != 3 || sh.Replicas[0] != next {
+		t.Errorf("describe after the failover: %+v, want %s leading at a generation above 1, first of 3 replicas", sh, next)
+	}
 	got := committedValues(t, brokers[next], id)
 	t.Logf("%s led, %s leads after it stopped, holding %v", leader, next, got)
 	if !slices.Equal(got[:min(len(got), len(acked))], acked) || !slices.Contains(got, "after") {

@@ -50,8 +50,9 @@ func wireConfig(c engine.StreamConfig) wire.StreamConfig {
 
 // streamInfo describes a stream and each shard's offsets as this broker
 // holds them. A shard another broker holds is described by its leader
-// only (its offsets are the leader's to say: 0 and 0 here, and no
-// replicas), so a client knows where to ask.
+// (its offsets are the leader's to say: 0 and 0 here), so a client knows
+// where to ask; in a cluster every shard's generation and replicas are
+// the store's assignment (the View's).
 func (s *Server) streamInfo(st *engine.Stream) *wire.StreamInfo {
 	info := st.Info()
 	out := &wire.StreamInfo{Stream: wireRef(info.ID), Config: wireConfig(info.Config)}
@@ -67,9 +68,20 @@ func (s *Server) streamInfo(st *engine.Stream) *wire.StreamInfo {
 			si.LeaderAddr = leader
 			si.LeaderID = s.leaderBroker(info.ID, i)
 		}
+		if p, ok := s.cfg.Owner.(shardReplicas); ok {
+			if gen, replicas, ok := p.ShardReplicas(info.ID, i); ok {
+				si.Generation, si.Replicas = gen, replicas
+			}
+		}
 		out.Shards = append(out.Shards, si)
 	}
 	return out
+}
+
+// shardReplicas is what a cluster's Owner (its View) says of a shard's
+// assignment: the generation and the replicas' broker ids, leader first.
+type shardReplicas interface {
+	ShardReplicas(id engine.StreamID, shard int) (generation uint64, replicas []string, ok bool)
 }
 
 // leaderBroker is the id of the broker leading a shard this one does not,

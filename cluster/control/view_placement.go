@@ -46,3 +46,21 @@ func (v *View) PeerAddr(broker string) (string, error) {
 	}
 	return b.PeerAddr, nil
 }
+
+// ShardReplicas is a shard's generation and its replicas' broker ids,
+// leader first, as the store assigns them (ok false when the shard has no
+// assignment): what a describe reports. A cache's shards are asked for
+// under cache.ID.OwnershipID. It takes the View's lock: not for the data
+// path.
+func (v *View) ShardReplicas(id engine.StreamID, shard int) (generation uint64, replicas []string, ok bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	a, found := v.state.shards[ownershipShard(id, shard)]
+	if !found {
+		return 0, nil, false
+	}
+	for _, r := range a.Assignment.Replicas {
+		replicas = append(replicas, r.Broker)
+	}
+	return a.Assignment.Generation, replicas, true
+}
