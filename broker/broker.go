@@ -12,6 +12,7 @@ import (
 	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/engine/group"
 	"github.com/felixbroker/felix/engine/producer"
+	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/ring"
 	"github.com/felixbroker/felix/segment/vfs"
@@ -22,8 +23,9 @@ type Broker struct {
 	cfg       Config
 	lock      *datadir.Lock // held from before recovery until every file is closed
 	diskID    string
-	driver    ring.Driver // nil when Config.FS supplied the file system
-	fs        vfs.FS      // nil without a data directory
+	driver    ring.Driver              // nil when Config.FS supplied the file system
+	fs        vfs.FS                   // nil without a data directory
+	flushes   *shardlog.FlushScheduler // shared by every OnCommit log; nil without GroupCommit or a data directory
 	admin     *adminServer
 	metrics   *metrics
 	engine    *engine.Engine
@@ -62,6 +64,9 @@ func (b *Broker) openData() error {
 	if !b.cfg.durable() {
 		return nil
 	}
+	if b.cfg.GroupCommit {
+		b.flushes = shardlog.NewFlushScheduler()
+	}
 	if b.cfg.FS != nil {
 		b.fs = b.cfg.FS
 		return nil
@@ -92,6 +97,9 @@ func (b *Broker) openAdmin() error {
 func (b *Broker) openEngine() error {
 	o := b.cfg.Engine
 	o.FS, o.Dir, o.Logger, o.Observer = b.fs, b.cfg.DataDir, b.cfg.logger(), b.metrics.log
+	if o.FlushScheduler == nil {
+		o.FlushScheduler = b.flushes
+	}
 	if b.cfg.Owner != nil {
 		o.Owner = b.cfg.Owner
 	}
@@ -105,6 +113,9 @@ func (b *Broker) openEngine() error {
 func (b *Broker) openManagers() error {
 	co := b.cfg.Cache
 	co.FS, co.Dir, co.Logger, co.Owner = b.fs, b.cfg.DataDir, b.cfg.logger(), b.engine.Owner()
+	if co.FlushScheduler == nil {
+		co.FlushScheduler = b.flushes
+	}
 	b.cfg.cacheDefaults(&co)
 	b.node.cacheOptions(&co)
 	var err error
@@ -185,6 +196,9 @@ func (b *Broker) close(ctx context.Context) error {
 		errs = append(errs, b.engine.Close())
 	}
 	errs = append(errs, b.node.close())
+	if b.flushes != nil { // after every log on it is closed
+		b.flushes.Close()
+	}
 	if b.admin != nil {
 		errs = append(errs, b.admin.close(ctx))
 	}

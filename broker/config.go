@@ -47,6 +47,15 @@ type Config struct {
 	// runs alone, its catalogs in its data directory.
 	Cluster *ClusterConfig
 
+	// GroupCommit turns on group commit across shards: the broker runs
+	// one shardlog.FlushScheduler that every OnCommit log of its streams
+	// and caches shares (their syncs go to the disk together, each round
+	// gathering the answered callers' next writes), unless Engine or
+	// Cache name a FlushScheduler of their own. Off (the default): each
+	// log's committer flushes alone. docs/benchmarks.md, "Group commit
+	// across shards", has what it changes.
+	GroupCommit bool
+
 	Engine    engine.Options   // FS, Dir, Logger, Observer are set by Start
 	Cache     cache.Options    // FS, Dir, Logger are set by Start; Fsync and SegmentBytes default to the engine's
 	Groups    group.Options    // Logger is set by Start

@@ -28,6 +28,11 @@ type Options struct {
 	BufferBytes     int
 	PrepareSegments bool
 	TrustIndexes    bool
+	// FlushScheduler, when set, group-commits the OnCommit flushes of
+	// every durable shard's log with those of every other log sharing it
+	// (the broker's caches' too): shardlog.Options.FlushScheduler. nil:
+	// each log's committer flushes alone.
+	FlushScheduler *shardlog.FlushScheduler
 
 	// MemoryShardBytes bounds the in-memory log of a shard of a stream
 	// that is not durable.
@@ -349,7 +354,7 @@ func (e *Engine) openLog(info StreamInfo, sh *Shard) (logStore, error) {
 	l, err := shardlog.Open(shardlog.Options{
 		FS: e.opts.FS, Dir: dir, Fsync: mode,
 		SegmentBytes: e.opts.SegmentBytes, BufferBytes: e.opts.BufferBytes,
-		PrepareSegments: e.opts.PrepareSegments, TrustIndexes: e.opts.TrustIndexes,
+		PrepareSegments: e.opts.PrepareSegments, TrustIndexes: e.opts.TrustIndexes, FlushScheduler: e.opts.FlushScheduler,
 		Retention: ret, OnVisible: onVisible, OnOffline: sh.goOffline, Observer: e.opts.Observer,
 		Logger: logger, Now: e.opts.Now,
 	})

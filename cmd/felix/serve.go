@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,6 +39,7 @@ type serveCmd struct {
 	MaxConnections    *string `name:"max-connections" help:"Open client connections at most, auth on or off; more are refused with overloaded (default 4096)."`
 	MaxInboundBytes   *string `name:"max-inbound-bytes" help:"Bytes the unfinished frames of all connections may hold together; past it connections are shed with overloaded (default 256 MiB)."`
 	EventLoops        *string `name:"event-loops" help:"Network event loops (default 0: one per processor but one, at least one)."`
+	GroupCommit       *string `name:"group-commit" help:"on: the OnCommit logs of every shard share one flush scheduler, their fdatasyncs submitted together; off: each shard's log syncs alone (default off)."`
 	BrokerID          *string `name:"broker-id" help:"This broker's id, unique in its cluster (default felix-1 for a cluster of one; required with --etcd-endpoints, and one of --cluster's names)."`
 	Rack              *string `name:"rack" help:"This broker's failure domain: replicas are placed on distinct racks (default none)."`
 	PeerAddr          *string `name:"peer-addr" help:"Address other brokers connect to (default --addr's host, loopback for a wildcard, and its port + 2: 127.0.0.1:7119)." placeholder:"HOST:PORT"`
@@ -69,7 +71,7 @@ func (c *serveCmd) flags() map[string]string {
 		"addr": c.Addr, "admin-addr": c.AdminAddr, "data": c.Data, "fsync": c.Fsync,
 		"retention-max-age": c.RetentionMaxAge, "retention-max-bytes": c.RetentionMaxBytes, "dead-letter-max-age": c.DeadLetterMaxAge,
 		"segment-bytes": c.SegmentBytes, "io": c.IO, "max-frame-bytes": c.MaxFrameBytes,
-		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "event-loops": c.EventLoops,
+		"handshake-timeout": c.HandshakeTimeout, "idle-timeout": c.IdleTimeout, "event-loops": c.EventLoops, "group-commit": c.GroupCommit,
 		"frame-timeout": c.FrameTimeout, "max-connections": c.MaxConnections, "max-inbound-bytes": c.MaxInboundBytes,
 		"broker-id": c.BrokerID, "rack": c.Rack, "peer-addr": c.PeerAddr,
 		"advertise-addr": c.AdvertiseAddr, "advertise-peer-addr": c.AdvertisePeerAddr, "cluster": c.Cluster,
@@ -131,6 +133,7 @@ type serveConfig struct {
 	segmentBytes                       int64
 	ioMode                             ring.Mode
 	maxFrameBytes, eventLoops          int
+	groupCommit                        bool
 	handshakeTimeout, idleTimeout      time.Duration
 	netLimits                          netLimits
 	cluster                            clusterSettings
@@ -182,6 +185,8 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 		err = errors.New("must be 0 (automatic) or more")
 	}
 	check("event-loops", err)
+	c.groupCommit, err = parseOnOff(st.get("group-commit"))
+	check("group-commit", err)
 	c.security, err = parseSecurity(st)
 	if err != nil {
 		errs = append(errs, err)
@@ -190,6 +195,17 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 	c.logger = throttled(c.logger)
 	check("log", err)
 	return c, errors.Join(errs...)
+}
+
+// parseOnOff reads on/off (and true/false, 1/0).
+func parseOnOff(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "on", "true", "1", "yes":
+		return true, nil
+	case "off", "false", "0", "no", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not on or off", s)
 }
 
 func orZero(s string) string {
@@ -276,8 +292,9 @@ func startBroker(cfg serveConfig) (*served, error) {
 func brokerConfig(cfg serveConfig, secure func(*netio.Config, *engine.Engine) error) broker.Config {
 	bc := broker.Config{
 		DataDir: cfg.dataDir, IO: cfg.ioMode, AdminAddr: cfg.adminAddr, Version: version, Logger: cfg.logger,
-		Engine: engine.Options{Fsync: cfg.fsync, Retention: cfg.retention, SegmentBytes: cfg.segmentBytes, PrepareSegments: true},
-		Groups: group.Options{DeadLetterMaxAge: cfg.deadLetterMaxAge},
+		GroupCommit: cfg.groupCommit,
+		Engine:      engine.Options{Fsync: cfg.fsync, Retention: cfg.retention, SegmentBytes: cfg.segmentBytes, PrepareSegments: true},
+		Groups:      group.Options{DeadLetterMaxAge: cfg.deadLetterMaxAge},
 		Net: netio.Config{
 			Addr: cfg.addr, BrokerID: cfg.brokerID, Limits: wire.Limits{FrameBytesMax: cfg.maxFrameBytes},
 			HandshakeTimeout: cfg.handshakeTimeout, IdleTimeout: cfg.idleTimeout, Multicore: true,

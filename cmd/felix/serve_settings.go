@@ -20,6 +20,7 @@ func serveSettings() *settings {
 		{key: "max-connections", envs: []string{"FELIX_MAX_CONNECTIONS"}, def: "4096", help: "open client connections at most, auth on or off; more are refused (overloaded)"},
 		{key: "max-inbound-bytes", envs: []string{"FELIX_MAX_INBOUND_BYTES"}, def: "268435456", help: "bytes the unfinished frames of all connections may hold together; past it connections are shed"},
 		{key: "event-loops", envs: []string{"FELIX_EVENT_LOOPS"}, def: "0", help: "network event loops (0: one per processor but one, at least one)"},
+		{key: "group-commit", envs: []string{"FELIX_GROUP_COMMIT"}, def: "off", help: "on: the OnCommit logs of every shard share one flush scheduler (their fdatasyncs submitted together); off: each shard's log syncs alone"},
 		{key: "auth-keys", envs: []string{"FELIX_AUTH_KEYS"}, def: "", help: "files of trusted token public keys, comma-separated (empty: auth off)"},
 		{key: "tls-addr", envs: []string{"FELIX_TLS_ADDR"}, def: "", help: "address of the TLS listener (empty: none)"},
 		{key: "tls-cert", envs: []string{"FELIX_TLS_CERT"}, def: "", help: "PEM certificate (chain) of the TLS listener"},

@@ -63,6 +63,11 @@ type Options struct {
 	IndexIntervalBytes int
 	PrepareSegments    bool
 	TrustIndexes       bool
+	// FlushScheduler, when set, group-commits the OnCommit flushes of
+	// every durable cache shard's log with those of every other log
+	// sharing it (shardlog.Options.FlushScheduler). nil: each log's
+	// committer flushes alone.
+	FlushScheduler *shardlog.FlushScheduler
 
 	// ValueBytesMax bounds a value (the frame limit); KeyBytesMax a key.
 	ValueBytesMax int

@@ -44,10 +44,10 @@
 // every log with records waiting, writes each, syncs them all with one
 // submission (vfs.SyncBatch), and then publishes and tells each log's
 // waiters as its committer would. Before a round it gathers: it waits
-// until as many Appends are queued as the last round acknowledged, or a
-// quarter of the last sync's time (at most 500us), so each sync serves
-// the callers the last round answered as well as those who queued during
-// it. The scheduler takes a buffer only as FlushHere does (it holds the
+// until the Appends the last round acknowledged, and those queued while
+// it synced, are all queued again, or half the last sync's time (at most
+// 1 ms) has passed, so each sync serves the callers the last round
+// answered as well as those who queued during it. The scheduler takes a buffer only as FlushHere does (it holds the
 // spare: one flush at a time per log, in order) and only when no rollover
 // falls inside it; a rollover, and everything once the log is closing,
 // stays with the log's committer. A log's waiters are acknowledged after

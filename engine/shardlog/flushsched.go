@@ -51,7 +51,9 @@ type FlushScheduler struct {
 	timedOut  bool
 	timer     *time.Timer
 	lastSync  time.Duration // the last round's sync, the scheduler's own
-	lastAcks  int64         // Appends the last round acknowledged
+	// gatherFor is the next round's target: the Appends the last round
+	// acknowledged plus those queued while it synced.
+	gatherFor int64
 
 	// The round's scratch, the scheduler goroutine's own.
 	round []roundLog
@@ -137,18 +139,18 @@ func (s *FlushScheduler) timeUp() {
 }
 
 // Gathering: when a round acknowledges k Appends, their callers (clients
-// each waiting for its answer) append again moments later, while the
-// Appends queued during the round wait. Starting the next round at once
-// would take only the latter, and the logs would sync every group twice
-// as often as they need: rounds alternate between two halves of the
-// callers. So the next round waits until k Appends are queued again, or
-// until gatherFrac of the last round's sync has passed (at most
-// gatherMax), whichever comes first: a lone synchronous caller (k = 1)
-// never waits, and a caller that does not come back costs at most that
-// fraction of a sync. Every sync then serves about every caller.
+// each waiting for its answer) append again moments later, while the q
+// Appends queued during the round's sync wait. Starting the next round at
+// once would take only the q, and the logs would sync twice as often as
+// they need: rounds alternate between two halves of the callers. So the
+// next round waits until k+q Appends are queued, or until gatherFrac of
+// the last round's sync has passed (at most gatherMax), whichever comes
+// first: a lone synchronous caller (k = 1, q = 0) never waits, and callers
+// that do not come back cost at most that fraction of a sync. Every sync
+// then serves about every caller.
 const (
-	gatherFrac = 4 // wait at most 1/gatherFrac of the last sync
-	gatherMax  = 500 * time.Microsecond
+	gatherFrac = 2 // wait at most 1/gatherFrac of the last sync
+	gatherMax  = time.Millisecond
 )
 
 func (s *FlushScheduler) loop() {
@@ -174,18 +176,19 @@ func (s *FlushScheduler) loop() {
 // gatherLocked waits, with mu held, until as many Appends are queued as
 // the last round acknowledged, or the gathering's time is up.
 func (s *FlushScheduler) gatherLocked() {
-	if s.lastAcks < 2 || s.pending.Load() >= s.lastAcks || s.closing {
+	target := s.gatherFor
+	if target < 2 || s.pending.Load() >= target || s.closing {
 		return
 	}
 	wait := min(s.lastSync/gatherFrac, gatherMax)
 	if wait <= 0 {
 		return
 	}
-	s.target.Store(s.lastAcks)
+	s.target.Store(target)
 	s.timedOut = false
 	s.gathering.Store(true)
 	s.timer.Reset(wait)
-	for s.pending.Load() < s.lastAcks && !s.timedOut && !s.closing {
+	for s.pending.Load() < target && !s.timedOut && !s.closing {
 		s.work.Wait()
 	}
 	s.gathering.Store(false)
@@ -215,10 +218,10 @@ func (s *FlushScheduler) runRound(due []*Log) {
 	began := time.Now()
 	s.syncs.Run()
 	s.lastSync = time.Since(began)
-	s.lastAcks = 0
+	s.gatherFor = s.pending.Load() // queued during the sync, before any answer
 	for i := range s.round {
 		r := &s.round[i]
-		s.lastAcks += int64(r.b.appends)
+		s.gatherFor += int64(r.b.appends)
 		if r.sync >= 0 {
 			r.l.counters.syncs.Add(1)
 			if err := s.syncs.Err(r.sync); err != nil {
