@@ -62,6 +62,7 @@ type ClusterConfig struct {
 	// control.RegistrationTTLDefault.
 	RegistrationTTL time.Duration
 	// ControlLeaseTTL is the control plane candidacy's lease; 0 is
+	// ShardLease/2 + 1 s (3 s at the default lease), at most
 	// control.ControlLeaseTTLDefault.
 	ControlLeaseTTL time.Duration
 	// PlaceWait bounds a create's wait until the control plane has placed
@@ -140,11 +141,14 @@ func clusterDefaults(cfg *Config) (ClusterConfig, error) {
 	cc.StoreWait = orDuration(cc.StoreWait, StoreWaitDefault)
 	cc.ReadyWait = orDuration(cc.ReadyWait, ReadyWaitDefault)
 	cc.RegistrationTTL = orDuration(cc.RegistrationTTL, control.RegistrationTTLDefault)
-	cc.ControlLeaseTTL = orDuration(cc.ControlLeaseTTL, control.ControlLeaseTTLDefault)
+	cc.ShardLease = orDuration(cc.ShardLease, ShardLeaseDefault)
+	// A dead leader that ran the control plane too is replaced once its
+	// control lease has ended and the new control plane has waited a full
+	// shard lease: L/2 + 1 s of control lease keeps that within 1.5 L + 1 s.
+	cc.ControlLeaseTTL = orDuration(cc.ControlLeaseTTL, min(control.ControlLeaseTTLDefault, cc.ShardLease/2+time.Second))
 	cc.PlaceWait = orDuration(cc.PlaceWait, control.PlaceWaitDefault)
 	cc.ReconcileBackoff = orDuration(cc.ReconcileBackoff, 100*time.Millisecond)
 	cc.ReconcileBackoffMax = orDuration(cc.ReconcileBackoffMax, 5*time.Second)
-	cc.ShardLease = orDuration(cc.ShardLease, ShardLeaseDefault)
 	cc.PublishTimeout = orDuration(cc.PublishTimeout, PublishTimeoutDefault)
 	return cc, nil
 }
