@@ -119,8 +119,8 @@ func (s *replicatedShard) assign(a cluster.Assignment) error {
 		s.r.rn.Follow(s.id, a.Generation)
 		return nil
 	}
-	if l := s.leader.Load(); l != nil && uint64(l.Generation()) == a.Generation {
-		return nil
+	if l := s.leader.Load(); l != nil && uint64(l.Generation()) == a.Generation && s.r.rn.Leader(s.id) == l {
+		return nil // leading already (the node did not end it: a fence or a later leader would have)
 	}
 	var followers []string
 	for _, rep := range a.Replicas {
@@ -137,9 +137,15 @@ func (s *replicatedShard) assign(a cluster.Assignment) error {
 	return nil
 }
 
-// notLeader is the refusal of what only a leader serves.
+// notLeader is the refusal of what only a leader serves, naming the
+// leader the View knows ("" while the shard has none: a promotion under
+// way, or this broker named but not serving yet).
 func (s *replicatedShard) notLeader() error {
-	return &engine.NotLeaderError{Stream: s.stream, Shard: s.index}
+	addr := ""
+	if local, leader := s.r.n.view.Leader(s.stream, s.index); !local {
+		addr = leader
+	}
+	return &engine.NotLeaderError{Stream: s.stream, Shard: s.index, Leader: addr}
 }
 
 // Append hands the records to this broker's leadership of the shard.

@@ -61,18 +61,8 @@ func TestAKilledLeaderProcessLosesNoQuorumAcknowledgedRecord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three felix processes on embedded etcd members and kills shard leaders: tens of seconds")
 	}
-	began := time.Now()
-	rounds := nemesisRounds(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(30+30*rounds)*time.Second)
-	defer cancel()
-	c := startNemesisCluster(t, nemesisLease, nemesisPublishTimeout)
-	t.Logf("three processes ready %v after the start", time.Since(began).Round(time.Millisecond))
-	s := nemesisStream(t, ctx, c, "killed")
-	h := &history{}
-	leader, gen := c.awaitLeader(ctx, s, "")
-	// The leader named serves once its generation's start record is
-	// committed.
-	c.publishUntilAcked(ctx, h, s, leader, "first")
+	began, rounds := time.Now(), nemesisRounds(t)
+	ctx, c, s, h, leader, gen := startNemesisRun(t, rounds, "killed")
 	for round := range rounds {
 		prefix := fmt.Sprintf("round %d", round)
 		for i := range 50 {
@@ -128,18 +118,8 @@ func TestAFrozenLeaderProcessAcknowledgesNothingTheClusterLoses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three felix processes on embedded etcd members and freezes shard leaders: tens of seconds")
 	}
-	began := time.Now()
-	rounds := nemesisRounds(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(30+30*rounds)*time.Second)
-	defer cancel()
-	c := startNemesisCluster(t, nemesisLease, nemesisPublishTimeout)
-	t.Logf("three processes ready %v after the start", time.Since(began).Round(time.Millisecond))
-	s := nemesisStream(t, ctx, c, "frozen")
-	h := &history{}
-	leader, gen := c.awaitLeader(ctx, s, "")
-	// The leader named serves once its generation's start record is
-	// committed.
-	c.publishUntilAcked(ctx, h, s, leader, "first")
+	began, rounds := time.Now(), nemesisRounds(t)
+	ctx, c, s, h, leader, gen := startNemesisRun(t, rounds, "frozen")
 	for round := range rounds {
 		prefix := fmt.Sprintf("round %d", round)
 		for i := range 20 {
@@ -247,4 +227,20 @@ func TestTheNemesisTimingFlagsAreChecked(t *testing.T) {
 			t.Fatalf("--%s %s: %v, want one line saying %q", c.key, c.value, err, c.want)
 		}
 	}
+}
+
+// startNemesisRun starts three processes, creates the run's stream and
+// waits until its leader serves (its generation's start record
+// committed): the context bounds the whole run.
+func startNemesisRun(t *testing.T, rounds int, name string) (context.Context, *nemesisCluster, client.Stream, *history, string, uint64) {
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(30+30*rounds)*time.Second)
+	t.Cleanup(cancel)
+	c := startNemesisCluster(t, nemesisLease, nemesisPublishTimeout)
+	t.Logf("three processes ready %v after the start", time.Since(began).Round(time.Millisecond))
+	s := nemesisStream(t, ctx, c, name)
+	h := &history{}
+	leader, gen := c.awaitLeader(ctx, s, "")
+	c.publishUntilAcked(ctx, h, s, leader, "first")
+	return ctx, c, s, h, leader, gen
 }

@@ -94,24 +94,11 @@ func (c *cursor) logRef(maxBytes int) LogRef {
 
 // String is "kind/tenant/namespace/name/shard[/part]", for logs.
 func (r LogRef) String() string {
-	s := string(rune('0'+r.Kind)) + "/" + string(r.Tenant) + "/" + string(r.Namespace) + "/" + string(r.Name) + "/" + uitoa(uint64(r.Shard))
+	s := string(rune('0'+r.Kind)) + "/" + string(r.Tenant) + "/" + string(r.Namespace) + "/" + string(r.Name) + "/" + utoa(uint64(r.Shard))
 	if len(r.Part) > 0 {
 		s += "/" + string(r.Part)
 	}
 	return s
-}
-
-func uitoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
 }
 
 // Replicate is a REPLICATE's fields; Log's names and Records alias the
