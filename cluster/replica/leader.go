@@ -117,7 +117,8 @@ type Leader struct {
 
 	amu     sync.Mutex // serializes appends, so the queue is in offset order
 	pmu     sync.Mutex // guards queue, failed
-	queue   []pendingAck
+	queue     []pendingAck
+	queueRoom []pendingAck // the queue's array, reused each time it empties
 	failed  error // the local log failed: every append after it fails too
 	deposed atomic.Bool
 
@@ -210,6 +211,9 @@ func (l *Leader) Append(entries []shardlog.Entry, _ uint32, w shardlog.Waiter) (
 	l.pmu.Lock()
 	l.queue = append(l.queue, pendingAck{first: first, last: first + int64(len(entries)) - 1,
 		deadline: time.Now().Add(l.cfg.Timeout), w: w})
+	if cap(l.queue) > cap(l.queueRoom) {
+		l.queueRoom = l.queue[:0:cap(l.queue)] // it grew: keep the larger array
+	}
 	l.pmu.Unlock()
 	l.settle() // the log may have committed it already
 	l.signal()
@@ -383,6 +387,9 @@ func (l *Leader) acknowledge(now time.Time) {
 		}
 		l.queue[0] = pendingAck{}
 		l.queue = l.queue[1:]
+		if len(l.queue) == 0 {
+			l.queue = l.queueRoom[:0] // nothing pending: start again at the front of the array
+		}
 		l.pmu.Unlock()
 		if p.w != nil {
 			p.w.Committed(p.first, p.last, err)
