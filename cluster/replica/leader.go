@@ -115,12 +115,12 @@ type Leader struct {
 	cfg LeaderConfig
 	gen uint32
 
-	amu     sync.Mutex // serializes appends, so the queue is in offset order
-	pmu     sync.Mutex // guards queue, failed
+	amu       sync.Mutex // serializes appends, so the queue is in offset order
+	pmu       sync.Mutex // guards queue, failed
 	queue     []pendingAck
 	queueRoom []pendingAck // the queue's array, reused each time it empties
-	failed  error // the local log failed: every append after it fails too
-	deposed atomic.Bool
+	failed    error        // the local log failed: every append after it fails too
+	deposed   atomic.Bool
 
 	commit atomic.Int64
 	// genStartNext is one past the generation's start record: the commit

@@ -2,8 +2,8 @@ package replica
 
 import (
 	"context"
-	"sync"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/felixbroker/felix/cluster/peer"
