@@ -1,0 +1,59 @@
+// Package replica is one broker's side of shard replication: the Leader
+// that ships a log to its followers and acknowledges at the quorum
+// watermark within its lease, the Follower that appends at its leader's
+// offsets and answers fences, the Lease a broker counts, and the Node that
+// holds a broker's replicas, serves the replication frames peers send and
+// heartbeats the control plane. docs/replication.md describes the protocol
+// and the test behind each rule; the control plane's side (leases granted,
+// promotion) is package cluster/failover.
+//
+// It must never acknowledge a write outside its lease or below the stream's
+// consistency, never append a batch that does not continue its log at the
+// leader's offsets, never take a batch or a fence below the highest
+// generation (or epoch) it has promised, never answer a fence before the
+// fence is durable, never truncate what a same-generation leader may have
+// counted in its quorum, and never read a wall clock (a lease is counted on
+// the monotonic clock from a heartbeat's send).
+//
+// # The flow of one Quorum append
+//
+//	client -> Leader.Append ---------------------------> local log (fsync)
+//	            | frame the entries as the log does           |
+//	            v                                             | Committed
+//	          REPLICATE ----> Follower.Replicate              v
+//	            (peer)          AppendAt (fsync)           settle: commit =
+//	                            |                          majority-th highest
+//	          REPLICATE_ACK <---+ once durable             end (leader's own
+//	            | matched = durable end                    included, from the
+//	            v                                          generation's start
+//	          settle ------------------------------------> record on); ack
+//	                                                       each append below
+//	                                                       it while the lease
+//	                                                       holds, in order;
+//	                                                       OnCommit (readers)
+//
+// A follower behind (a new one, one that missed batches, one answering
+// mismatch) is sent from the leader's log instead, by the leader's own
+// goroutine, once the leader holds those records durably.
+//
+// # Generations
+//
+// Every record carries the generation of the leader that wrote it. A new
+// leader first appends a generation-start record (a control record,
+// segment.FlagGenerationStart) and moves its commit watermark only once
+// that record is committed. A follower that meets a leader of a newer
+// generation persists the generation, then asks it where its log ends for
+// the follower's last generation (GENERATION_END) and truncates the rest
+// (KIP-279), and only then appends its batches.
+//
+// # Invariants
+//
+//   - A Leader's commit watermark only rises, never passes its local log's
+//     end, and is at least one past its generation's start record before
+//     it moves at all.
+//   - A follower's log is a prefix of its synchronised leader's.
+//   - A replica's fence (generation, epoch) only rises and is durable
+//     before anything that depends on it is answered.
+//   - An append refused with ErrNotLeader stored nothing; one refused
+//     ErrNoQuorum, ErrUnvouched or ErrLeaderClosed may be stored.
+package replica
