@@ -51,6 +51,10 @@ func TestBrokenFramesAreAnsweredAndClosedWhileOtherConnectionsGoOn(t *testing.T)
 		{"truncated body", append(header(uint32(len(stream)-4-2), wire.TypePublish, 0, 25), stream[16:len(stream)-2]...), wire.CodeMalformedFrame, 25},
 		{"not JSON", wire.AppendFrame(nil, wire.TypeSubscribe, 0, 26, []byte("[1]")), wire.CodeMalformedFrame, 26},
 		{"a broker's frame", wire.AppendPublishAck(nil, 27, wire.AckRun{Count: 1}), wire.CodeMalformedFrame, 27},
+		{"a replication frame", wire.AppendFence(nil, 28, wire.Fence{Log: wire.LogRef{Kind: 1, Tenant: []byte("t"),
+			Namespace: []byte("n"), Name: []byte("busy")}, Generation: 9, Epoch: 1}), wire.CodeMalformedFrame, 28},
+		{"a heartbeat", wire.AppendHeartbeat(nil, 29, wire.Heartbeat{Seq: 1, Broker: []byte("x"), DiskID: []byte("d")}),
+			wire.CodeMalformedFrame, 29},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
