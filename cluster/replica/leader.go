@@ -109,8 +109,10 @@ const (
 // ships every record to the followers, keeps the commit watermark (the
 // quorum watermark for a Quorum log, the local end for a Leader one) and
 // acknowledges each append once the watermark passes it and the lease
-// still holds. One goroutine of its own ships and acknowledges; appends
-// come from any goroutine.
+// still holds. Appends come from any goroutine; acknowledgements settle
+// where progress is made (settle); one goroutine of its own ships to the
+// followers behind, hands committed records to OnCommit, and looks at
+// timeouts and leases every tick.
 type Leader struct {
 	cfg LeaderConfig
 	gen uint32
