@@ -13,6 +13,7 @@ import (
 	"github.com/felixbroker/felix/cluster/replica"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment/vfs"
 )
 
 // replicas is the broker's replication of the durable shards whose
@@ -25,6 +26,7 @@ type replicas struct {
 	n       *node
 	rn      *replica.Node
 	timeout time.Duration // the publish timeout: a Quorum write waits this long for a majority
+	bootID  string        // this boot of the machine (replica.BootID): how a replica tells a power cut
 	logger  *slog.Logger
 
 	mu     sync.Mutex
@@ -41,7 +43,7 @@ func (n *node) openReplicas() error {
 	if err != nil {
 		return err
 	}
-	n.replicas = &replicas{n: n, rn: rn, timeout: n.cfg.PublishTimeout, logger: n.logger,
+	n.replicas = &replicas{n: n, rn: rn, timeout: n.cfg.PublishTimeout, bootID: replica.BootID(), logger: n.logger,
 		shards: map[cluster.ShardID]*replicatedShard{}}
 	return nil
 }
@@ -50,7 +52,7 @@ func (n *node) openReplicas() error {
 func (r *replicas) Replicate(rl engine.ReplicaLog) (engine.ReplicatedLog, error) {
 	id := cluster.ShardID{Object: cluster.ObjectID{Kind: cluster.KindStream, Tenant: rl.Stream.ID.Tenant,
 		Namespace: rl.Stream.ID.Namespace, Name: rl.Stream.ID.Name}, Shard: rl.Shard}
-	if err := r.rn.Hold(id, rl.Log, replica.FollowerConfig{FS: rl.FS, Dir: rl.Dir, Logger: r.logger}); err != nil {
+	if err := r.rn.Hold(id, rl.Log, replica.FollowerConfig{FS: rl.FS, Dir: rl.Dir, BootID: r.bootID, Logger: r.logger}); err != nil {
 		return nil, err
 	}
 	cons := replica.ConsistencyLeader
@@ -58,7 +60,7 @@ func (r *replicas) Replicate(rl engine.ReplicaLog) (engine.ReplicatedLog, error)
 		cons = replica.ConsistencyQuorum
 	}
 	s := &replicatedShard{r: r, id: id, stream: rl.Stream.ID, index: rl.Shard, local: rl.Log, consistency: cons,
-		onCommit: rl.OnCommit}
+		onCommit: rl.OnCommit, fs: rl.FS, dir: rl.Dir}
 	r.mu.Lock()
 	r.shards[id] = s
 	r.mu.Unlock()
@@ -104,6 +106,8 @@ type replicatedShard struct {
 	stream      engine.StreamID
 	index       int
 	local       *shardlog.Log
+	fs          vfs.FS
+	dir         string // the shard's directory: its clean-stop marker goes there
 	consistency replica.Consistency
 	onCommit    func(first, next int64, records []byte)
 
@@ -200,5 +204,8 @@ func (s *replicatedShard) Close() error {
 	s.r.mu.Unlock()
 	s.leader.Store(nil)
 	s.r.rn.Release(s.id)
-	return s.local.Close()
+	if err := s.local.Close(); err != nil {
+		return err
+	}
+	return replica.MarkCleanStop(s.fs, s.dir) // every record it holds is synced: no tail to lose
 }

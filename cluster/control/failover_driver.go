@@ -73,6 +73,7 @@ type objectFailover struct {
 	replicationFactor int
 	consistency       failover.Consistency
 	replicated        bool // a stream of more than one replica: only its shards fail over
+	acksDurable       bool // its FsyncMode is OnCommit: every acknowledgement follows the fsync
 }
 
 // errFailoverStopped: Run was called twice.

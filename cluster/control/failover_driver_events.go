@@ -131,6 +131,9 @@ func failoverOf(e Entry) objectFailover {
 	spec := e.Spec()
 	o := objectFailover{replicationFactor: spec.ReplicationFactor, consistency: failover.Leader,
 		replicated: e.Stream != nil && spec.ReplicationFactor > 1}
+	if e.Stream != nil && e.Stream.Fsync.Kind == "OnCommit" {
+		o.acksDurable = true // a stream without its own FsyncMode takes the brokers': not known here
+	}
 	if e.Stream != nil && e.Stream.Consistency == engine.ConsistencyQuorum {
 		o.consistency = failover.Quorum
 	}
@@ -161,7 +164,7 @@ func (d *FailoverDriver) assignmentPut(ctx context.Context, id cluster.ShardID, 
 	}
 	d.known[id] = true
 	d.step(ctx, failover.Assigned{Stored: cluster.StoredAssignment{Shard: id, Assignment: a.Assignment, Revision: a.Revision},
-		ReplicationFactor: o.replicationFactor, Consistency: o.consistency})
+		ReplicationFactor: o.replicationFactor, Consistency: o.consistency, AcksDurable: o.acksDurable})
 }
 
 func (d *FailoverDriver) removed(ctx context.Context, id cluster.ShardID) {

@@ -14,6 +14,9 @@ type ballot struct {
 	// avoidOld: the old leader is one its followers cannot reach; it is
 	// chosen again only when no other replica may be.
 	avoidOld bool
+	// acksDurable: acknowledgements follow the fsync (Assigned.AcksDurable);
+	// otherwise an unclean answer does not count.
+	acksDurable bool
 }
 
 // choose is steps 3 and 4: once the answers are enough that every
@@ -45,10 +48,11 @@ func (b ballot) choose() (cluster.Replica, bool) {
 			// holds all of it.
 			ok = false
 		}
-		if ok || !b.leaderStream {
+		if ok || (!b.leaderStream && !b.allAnswered()) {
 			// A Quorum stream's old leader reaches no majority: leading
 			// again it would serve nothing, so the shard waits for the
-			// others' answers (or the partition to heal).
+			// others' answers (or the partition to heal), unless every
+			// replica has answered: then nothing more can be learnt.
 			return r, ok
 		}
 	}
@@ -75,7 +79,16 @@ func (b ballot) choose() (cluster.Replica, bool) {
 // everything it acknowledged: it stopped cleanly, or the stream is a
 // Leader stream (acknowledged only once durable on the leader). An
 // answer from a new disk never counts.
+//
+// When acknowledgements precede the fsync, an answer from a replica that
+// stopped uncleanly (its machine booted again: it may have lost what it
+// acknowledged) does not count either. Once every replica has answered,
+// though, nothing more can be learnt: the highest answer holds all that
+// survives anywhere, and is enough.
 func (b ballot) enough() bool {
+	if b.allAnswered() {
+		return true
+	}
 	counted := 0
 	for _, r := range b.replicas {
 		a, ok := b.answers[r]
@@ -84,6 +97,9 @@ func (b ballot) enough() bool {
 		}
 		if r == b.oldLeader && (a.Clean || b.leaderStream) {
 			return true
+		}
+		if !a.Clean && !b.acksDurable {
+			continue // it may have lost records it acknowledged before their fsync
 		}
 		counted++
 	}
@@ -105,4 +121,14 @@ func longer(a, b FenceReplied) bool {
 		return a.LastGen > b.LastGen
 	}
 	return end(a) > end(b)
+}
+
+// allAnswered reports whether every replica of the set has answered.
+func (b ballot) allAnswered() bool {
+	for _, r := range b.replicas {
+		if _, ok := b.answers[r]; !ok {
+			return false
+		}
+	}
+	return true
 }

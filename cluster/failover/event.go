@@ -44,6 +44,12 @@ type Assigned struct {
 	Stored            cluster.StoredAssignment
 	ReplicationFactor int
 	Consistency       Consistency
+	// AcksDurable: every replica acknowledges a record only once it has
+	// fsynced it (the stream's FsyncMode is OnCommit). Otherwise a replica
+	// that stopped uncleanly may have lost records it acknowledged, and
+	// its fence answer does not count towards the answers enough to
+	// promote.
+	AcksDurable bool
 }
 
 // Removed: the shard's object was deleted; its assignment is gone.

@@ -34,6 +34,9 @@ type harness struct {
 	t     testing.TB
 	m     *failover.Machine
 	epoch int64
+	// acksBeforeSync: assign says the stream acknowledges before its
+	// fsync (not OnCommit): unclean answers do not count then.
+	acksBeforeSync bool
 }
 
 func newHarness(t testing.TB, epoch int64, now time.Duration) *harness {
@@ -61,7 +64,7 @@ func (h *harness) assign(id cluster.ShardID, c failover.Consistency, gen uint64,
 	h.t.Helper()
 	return h.step(failover.Assigned{Stored: cluster.StoredAssignment{Shard: id, Revision: rev,
 		Assignment: cluster.Assignment{Replicas: replicas, Leader: leader, Generation: gen, Incarnation: 1}},
-		ReplicationFactor: len(replicas), Consistency: c})
+		ReplicationFactor: len(replicas), Consistency: c, AcksDurable: !h.acksBeforeSync})
 }
 
 // beat steps one heartbeat and returns the shards its one Grant leases.

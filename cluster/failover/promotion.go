@@ -162,7 +162,8 @@ func (m *Machine) fenceReplied(ev FenceReplied) {
 	}
 	p.answers[ev.From] = ev
 	b := ballot{replicas: s.stored.Assignment.Replicas, factor: s.factor(), oldLeader: p.oldLeader,
-		leaderStream: s.consistency == Leader, target: p.target, answers: p.answers, avoidOld: p.unreachable}
+		leaderStream: s.consistency == Leader, target: p.target, answers: p.answers, avoidOld: p.unreachable,
+		acksDurable: s.acksDurable}
 	chosen, ok := b.choose()
 	if !ok {
 		return

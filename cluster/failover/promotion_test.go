@@ -293,3 +293,20 @@ func TestTheNewLeaderIsLeasedAndKept(t *testing.T) {
 	}
 	h.noWrite(h.tick(named+2*lease-2), "within the new leader's lease")
 }
+
+// TestAnUncleanAnswerDoesNotCountWhenAcksPrecedeTheFsync: under Periodic
+// (acknowledged before the fsync) a replica that stopped uncleanly may
+// have lost records it acknowledged, so it does not count towards R-M+1:
+// b unclean and c clean are one counted answer, not enough; the old
+// leader's clean answer makes it enough.
+func TestAnUncleanAnswerDoesNotCountWhenAcksPrecedeTheFsync(t *testing.T) {
+	h := newHarness(t, 1, 0)
+	h.acksBeforeSync = true
+	id := shardN(0)
+	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
+	w := h.oneWrite(h.tick(lease))
+	h.step(failover.WriteDone{Seq: w.Seq, Revision: 11})
+	h.noWrite(h.reply(id, rb, 2, 1, 9, 9, false), "an unclean answer")
+	h.noWrite(h.reply(id, rc, 2, 1, 7, 7, true), "one clean answer and one unclean")
+	h.named(h.reply(id, ra, 2, 1, 9, 9, true), ra, 2, 11, ra, rb, rc)
+}

@@ -14,6 +14,7 @@ type shard struct {
 	stored            cluster.StoredAssignment
 	replicationFactor int
 	consistency       Consistency
+	acksDurable       bool
 	// stale: a write failed, so what is stored is unknown until the next
 	// Assigned. Nothing is granted or promoted meanwhile.
 	stale bool
@@ -69,7 +70,7 @@ func (m *Machine) assigned(ev Assigned) {
 	if p := s.promotion; p != nil && sa.Revision > s.stored.Revision && !(p.seq != 0 && sa.Assignment.Equal(p.written)) {
 		m.drop(s)
 	}
-	s.replicationFactor, s.consistency = ev.ReplicationFactor, ev.Consistency
+	s.replicationFactor, s.consistency, s.acksDurable = ev.ReplicationFactor, ev.Consistency, ev.AcksDurable
 	s.stale = false
 	m.store(s, sa)
 }

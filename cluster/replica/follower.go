@@ -44,6 +44,11 @@ type FollowerConfig struct {
 	NewDisk bool
 	// DiskID is the data directory's random id, told in fence answers.
 	DiskID string
+	// BootID is this boot of the machine (BootID()): a replica opened
+	// under another boot than it last ran under, with no clean stop since,
+	// may have lost what it never fsynced, and its fence answers say it
+	// is not clean (stop.go).
+	BootID string
 	// CallTimeout bounds a GENERATION_END (default DefaultCallTimeout).
 	CallTimeout time.Duration
 	Logger      *slog.Logger
@@ -83,6 +88,7 @@ type Follower struct {
 	tr          peer.Transport
 	flags       uint8 // wire.FenceNewDisk
 	diskID      []byte
+	lostTail    bool // opened after a reboot with no clean stop: what was not fsynced may be gone
 	callTimeout time.Duration
 	logger      *slog.Logger
 
@@ -127,6 +133,10 @@ func NewFollower(cfg FollowerConfig) (*Follower, error) {
 	if err != nil {
 		return nil, err
 	}
+	lostTail, err := openStopState(cfg.FS, cfg.Dir, cfg.BootID)
+	if err != nil {
+		return nil, err
+	}
 	lastGen := cfg.Log.LastGeneration()
 	st, err := fences.Update(func(s *FenceState) error {
 		s.Generation = max(s.Generation, uint64(lastGen))
@@ -140,6 +150,7 @@ func NewFollower(cfg FollowerConfig) (*Follower, error) {
 	if cfg.NewDisk {
 		f.flags = wire.FenceNewDisk
 	}
+	f.lostTail = lostTail
 	if f.callTimeout <= 0 {
 		f.callTimeout = DefaultCallTimeout
 	}
@@ -496,7 +507,7 @@ func (f *Follower) Fence(gen uint64, epoch int64) (wire.FenceOK, error) {
 	end := f.log.End()
 	ok := wire.FenceOK{Generation: gen, Epoch: epoch, LogEnd: end, LastGen: uint64(f.generationAtEnd(end)),
 		Durable: min(f.log.Durable(), end), Flags: f.flags, DiskID: f.diskID}
-	if r, has := f.log.(recoveryReporter); !has || r.Recovery().TornBytes == 0 {
+	if r, has := f.log.(recoveryReporter); !f.lostTail && (!has || r.Recovery().TornBytes == 0) {
 		ok.Flags |= wire.FenceClean
 	}
 	return ok, nil

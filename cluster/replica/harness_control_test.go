@@ -91,14 +91,15 @@ func newTestControlOn(t *testing.T, c *testCluster, id string, epoch int64, stor
 func (cp *testControl) now() time.Duration { return time.Since(cp.start) }
 
 // place stores a first assignment, as placement would, and steps it.
-func (cp *testControl) place(id cluster.ShardID, a cluster.Assignment, consistency failover.Consistency) {
+func (cp *testControl) place(id cluster.ShardID, a cluster.Assignment, consistency failover.Consistency, acksDurable bool) {
 	cp.do(func() {
 		cp.store.mu.Lock()
 		cp.store.rev++
 		stored := cluster.StoredAssignment{Shard: id, Assignment: a, Revision: cp.store.rev}
 		cp.store.table[id] = stored
 		cp.store.mu.Unlock()
-		cp.specs[id] = failover.Assigned{Stored: stored, ReplicationFactor: len(a.Replicas), Consistency: consistency}
+		cp.specs[id] = failover.Assigned{Stored: stored, ReplicationFactor: len(a.Replicas), Consistency: consistency,
+			AcksDurable: acksDurable}
 		cp.step(cp.specs[id])
 	})
 }

@@ -68,6 +68,7 @@ type testBroker struct {
 	// kept its id): its fence answers say so. A disk placed on at a
 	// shard's creation is not fresh: it has held the shard from offset 0.
 	fresh bool
+	boot  string // the machine's boot id (BootID): a power cut (kill) changes it
 }
 
 const testLease = 2 * time.Second
@@ -79,7 +80,7 @@ func newTestCluster(t *testing.T, brokers ...string) *testCluster {
 		fsync: shardlog.OnCommit(), brokers: map[string]*testBroker{}, shards: map[cluster.ShardID]shardSpec{}, cpID: controlID}
 	c.cp = newTestControl(t, c, 7)
 	for _, id := range brokers {
-		c.brokers[id] = &testBroker{id: id, disk: "disk-" + id, fs: vfs.NewMem()}
+		c.brokers[id] = &testBroker{id: id, disk: "disk-" + id, fs: vfs.NewMem(), boot: "boot-" + id}
 		c.startBroker(id)
 	}
 	t.Cleanup(c.close)
@@ -140,7 +141,7 @@ func (c *testCluster) holdShard(b *testBroker, sid cluster.ShardID) {
 	}
 	b.logs[sid] = l
 	quiet := slog.New(slog.DiscardHandler)
-	if err := b.node.Hold(sid, l, FollowerConfig{FS: fs, Dir: dir, NewDisk: b.fresh, Logger: quiet}); err != nil {
+	if err := b.node.Hold(sid, l, FollowerConfig{FS: fs, Dir: dir, NewDisk: b.fresh, BootID: b.boot, Logger: quiet}); err != nil {
 		c.t.Fatalf("%s: holding %v: %v", b.id, sid, err)
 	}
 }
@@ -155,15 +156,18 @@ func (c *testCluster) stopBroker(b *testBroker) {
 	}
 	node.Close()
 	b.tr.Close()
-	for _, l := range b.logs {
-		l.Close()
+	for sid, l := range b.logs {
+		if l.Close() == nil { // closed cleanly (a crashed disk refuses): say so, as the broker does
+			_ = MarkCleanStop(b.fs, fmt.Sprintf("/%s/%d", sid.Object.Name, sid.Shard))
+		}
 	}
 }
 
-// kill crashes broker id: its transport goes, its disk keeps only what was
-// synced.
+// kill crashes broker id as a power cut does: its transport goes, its
+// disk keeps only what was synced, and it comes back under another boot.
 func (c *testCluster) kill(id string) {
 	b := c.brokers[id]
+	b.boot += "+"
 	b.fs.Crash(vfs.DropUnsynced)
 	img := b.fs.CrashImage()
 	c.stopBroker(b)
@@ -212,7 +216,7 @@ func (c *testCluster) createShard(sid cluster.ShardID, consistency Consistency, 
 	if consistency == ConsistencyLeader {
 		fc = failover.Leader
 	}
-	c.cp.place(sid, a, fc)
+	c.cp.place(sid, a, fc, c.fsync.Kind == shardlog.FsyncOnCommit)
 	c.apply(cluster.StoredAssignment{Shard: sid, Assignment: a})
 }
 
