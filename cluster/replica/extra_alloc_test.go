@@ -42,7 +42,7 @@ func replicateAllocs(t *testing.T, c *testCluster, n, runs int) float64 {
 // allocates beyond one of a single record, per record, is nothing. What
 // a batch allocates (the answers' frames, the call's closure) is logged.
 func TestReplicationAllocatesNothingPerRecord(t *testing.T) {
-	if folRace {
+	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	inCluster(t, abc, func(t *testing.T, c *testCluster) {

@@ -18,7 +18,7 @@ import (
 // and the MemFS included, so their amortised growth must stay below one
 // allocation per batch.
 func TestFollowerAppendAllocatesNothingPerRecord(t *testing.T) {
-	if folRace {
+	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	synctest.Test(t, func(t *testing.T) {

@@ -20,7 +20,7 @@ type harness struct {
 type newHarness func(t *testing.T) harness
 
 // waitMax bounds every wait for an event; a test that reaches it fails.
-const waitMax = 10 * time.Second
+const waitMax = 30 * time.Second
 
 func memoryHarness(t *testing.T) harness {
 	clock := NewManualClock(time.Unix(1_000_000, 0))

@@ -66,9 +66,9 @@ func TestAKilledLeaderProcessLosesNoQuorumAcknowledgedRecord(t *testing.T) {
 	for round := range rounds {
 		prefix := fmt.Sprintf("round %d", round)
 		for i := range 50 {
-			if a := c.publish(ctx, h, s, leader, fmt.Sprintf("%s before %d", prefix, i), 10*time.Second); a.err != nil {
-				t.Fatalf("round %d: publish %q to the leader %s (generation %d), all three brokers up: %v", round, a.value, leader, gen, a.err)
-			}
+			// Every one acknowledged in the end: a refusal (a lease late on a
+			// loaded machine) is tried again, and the checker holds each try.
+			c.publishUntilAcked(ctx, h, s, leader, fmt.Sprintf("%s before %d", prefix, i))
 		}
 		var writers []*writer
 		for w := range 2 {
@@ -123,9 +123,9 @@ func TestAFrozenLeaderProcessAcknowledgesNothingTheClusterLoses(t *testing.T) {
 	for round := range rounds {
 		prefix := fmt.Sprintf("round %d", round)
 		for i := range 20 {
-			if a := c.publish(ctx, h, s, leader, fmt.Sprintf("%s before %d", prefix, i), 10*time.Second); a.err != nil {
-				t.Fatalf("round %d: publish %q to the leader %s (generation %d), all three brokers up: %v", round, a.value, leader, gen, a.err)
-			}
+			// Every one acknowledged in the end: a refusal (a lease late on a
+			// loaded machine) is tried again, and the checker holds each try.
+			c.publishUntilAcked(ctx, h, s, leader, fmt.Sprintf("%s before %d", prefix, i))
 		}
 		// The writer's publishes wait out the freeze: their answer comes
 		// after the resume.
@@ -145,8 +145,12 @@ func TestAFrozenLeaderProcessAcknowledgesNothingTheClusterLoses(t *testing.T) {
 		// resumes.
 		pace := time.NewTicker(20 * time.Millisecond)
 		for i := 0; i < 10 || time.Since(frozen) < 3*nemesisLease; i++ {
-			if a := c.publish(ctx, h, s, next, fmt.Sprintf("%s new leader %d", prefix, i), 10*time.Second); a.err != nil {
+			a := c.publish(ctx, h, s, next, fmt.Sprintf("%s new leader %d", prefix, i), 10*time.Second)
+			switch {
+			case a.err != nil && !client.Retryable(a.err) && !client.Ambiguous(a.err):
 				t.Fatalf("round %d: publish %q to the new leader %s (generation %d): %v", round, a.value, next, nextGen, a.err)
+			case a.err != nil: // a lease late on a loaded machine: refused, and the checker holds it to that
+				t.Logf("round %d: publish %q to the new leader %s refused: %v", round, a.value, next, a.err)
 			}
 			<-pace.C
 		}

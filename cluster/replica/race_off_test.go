@@ -2,4 +2,4 @@
 
 package replica
 
-const folRace = false
+const raceEnabled = false
