@@ -61,12 +61,14 @@ func TestAReplicatedStreamFailsOverWhenItsLeaderStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sh := info.Shards[0]; sh.LeaderID != next || sh.Generation < 2 || len(sh.Replicas) != 3 || sh.Replicas[0] != next {
-		t.Errorf("describe after the failover: %+v, want %s leading at a generation above 1, first of 3 replicas", sh, next)
+	if sh := info.Shards[0]; sh.LeaderID == leader || sh.Generation < 2 || len(sh.Replicas) != 3 || sh.Replicas[0] != sh.LeaderID {
+		t.Errorf("describe after the failover: %+v, want a leader other than %s at a generation above 1, first of 3 replicas", sh, leader)
 	}
 	got := committedValues(t, brokers[next], id)
 	t.Logf("%s led, %s leads after it stopped, holding %v", leader, next, got)
-	if !slices.Equal(got[:min(len(got), len(acked))], acked) || !slices.Contains(got, "after") {
+	// A publish refused no_quorum may be stored and then sent again: what
+	// counts is each acknowledged value's first place, in order.
+	if first := firstPlaces(got); !slices.Equal(first[:min(len(first), len(acked))], acked) || !slices.Contains(got, "after") {
 		t.Fatalf("the successor %s holds %v, want %v and then \"after\"", next, got, acked)
 	}
 }
@@ -181,4 +183,17 @@ func TestAnUnreplicatedStreamKeepsItsLeaderPastTheShardLease(t *testing.T) {
 	if _, err := c.Publish(testCtx(t), testStream, []byte("still served")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// firstPlaces is values with every value after its first place left out.
+func firstPlaces(values []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range values {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
