@@ -134,8 +134,11 @@ func TestFailoverPromotesWhenTheLeaderStopsHeartbeating(t *testing.T) {
 					t.Fatalf("%s's fence %+v; want %v at %d, epoch %d", r.Broker, f, w.shard, g+1, epoch)
 				}
 			}
-			if !seen[0].stored.Equal(cleared) {
-				t.Fatalf("%s fenced while the store held %v; want %v", r.Broker, seen[0].stored, cleared)
+			// Step 1 precedes every fence: the store holds G+1 when a fence
+			// arrives, leaderless, or named already when enough other
+			// answers came first (a fence delivered late).
+			if st := seen[0].stored; !st.Equal(cleared) && !st.Equal(named) {
+				t.Fatalf("%s fenced while the store held %v; want %v (or, late, %v)", r.Broker, st, cleared, named)
 			}
 		}
 		if got := fs[1].mustGrant(cpID, leadingReport(w.shard, g+1, 7)); len(got.shards) != 1 || got.shards[0].Generation != g+1 {
