@@ -11,6 +11,7 @@ import (
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/failover"
 	"github.com/felixbroker/felix/cluster/peer"
+	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio/wire"
 )
 
@@ -157,11 +158,8 @@ func (cp *testControl) resync() {
 		slices.SortFunc(all, func(a, b cluster.StoredAssignment) int { return cmp.Compare(a.Shard.Shard, b.Shard.Shard) })
 		for _, s := range all {
 			spec := cp.cluster.shards[s.Shard]
-			fc := failover.Quorum
-			if spec.consistency == ConsistencyLeader {
-				fc = failover.Leader
-			}
-			cp.specs[s.Shard] = failover.Assigned{Stored: s, ReplicationFactor: len(spec.replicas), Consistency: fc}
+			cp.specs[s.Shard] = failover.Assigned{Stored: s, ReplicationFactor: len(spec.replicas), Consistency: spec.consistency,
+				AcksDurable: cp.cluster.fsync.Kind == shardlog.FsyncOnCommit}
 			cp.step(cp.specs[s.Shard])
 		}
 	})

@@ -212,11 +212,7 @@ func (c *testCluster) createShard(sid cluster.ShardID, consistency Consistency, 
 		c.holdShard(c.brokers[id], sid)
 	}
 	a.Leader = a.Replicas[0]
-	fc := failover.Quorum
-	if consistency == ConsistencyLeader {
-		fc = failover.Leader
-	}
-	c.cp.place(sid, a, fc, c.fsync.Kind == shardlog.FsyncOnCommit)
+	c.cp.place(sid, a, consistency, c.fsync.Kind == shardlog.FsyncOnCommit)
 	c.apply(cluster.StoredAssignment{Shard: sid, Assignment: a})
 }
 

@@ -7,34 +7,28 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/felixbroker/felix/cluster/failover"
+
 	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/netio/wire"
 	"github.com/felixbroker/felix/segment"
 )
 
-// Consistency is when a leader acknowledges a write (the stream's level).
-type Consistency uint8
+// Consistency is when a leader acknowledges a write (the stream's
+// level): the control plane's promotion weighs the same one, so it is
+// that type.
+type Consistency = failover.Consistency
 
 // The two levels of the contract.
 const (
 	// ConsistencyLeader acknowledges once the leader has the write at its
 	// FsyncMode; followers catch up behind it.
-	ConsistencyLeader Consistency = iota + 1
+	ConsistencyLeader = failover.Leader
 	// ConsistencyQuorum acknowledges once the quorum watermark passes the
 	// write: a majority of the replicas has it at their FsyncMode.
-	ConsistencyQuorum
+	ConsistencyQuorum = failover.Quorum
 )
-
-func (c Consistency) String() string {
-	switch c {
-	case ConsistencyLeader:
-		return "leader"
-	case ConsistencyQuorum:
-		return "quorum"
-	}
-	return fmt.Sprintf("consistency(%d)", c)
-}
 
 var (
 	// The errors a replicated write may be refused with carry their wire
