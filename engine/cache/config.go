@@ -98,8 +98,12 @@ type Options struct {
 	// cluster it follows the control plane; Store.Reconcile brings the
 	// open shards in line with it.
 	Placement engine.Placement
-	Logger    *slog.Logger
-	Now       func() time.Time // the clock of TTLs and record timestamps
+	// Replication replicates the shards of a cache whose replication
+	// factor is above 1 (engine/replication_part.go); nil on a broker
+	// alone, which refuses such a cache.
+	Replication engine.PartReplication
+	Logger      *slog.Logger
+	Now         func() time.Time // the clock of TTLs and record timestamps
 }
 
 // Defaults.

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/felixbroker/felix/engine"
+
 	"github.com/felixbroker/felix/engine/shardlog"
 )
 
@@ -53,6 +55,10 @@ type Options struct {
 	Fsync *shardlog.FsyncMode
 	// LogSegmentBytes is the segment size of the group logs.
 	LogSegmentBytes int64
+	// Replication replicates the group logs of a stream shard whose
+	// replication factor is above 1 (engine/replication_part.go); nil on
+	// a broker alone, which holds every shard's only replica.
+	Replication engine.PartReplication
 	// DeadLetterMaxAge is how long a dead letter is kept: one older is
 	// dropped (no longer listed or redriven; its log record goes at the
 	// next compaction). 0: kept until redriven.
