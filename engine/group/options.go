@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/engine"
-
 	"github.com/felixbroker/felix/engine/shardlog"
 )
 
