@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -85,6 +86,11 @@ type LeaderConfig struct {
 	// Inflight the batches in flight per follower (default 4).
 	BatchBytes int
 	Inflight   int
+	// External: the log's owner appends to it directly, at this
+	// generation, and acknowledges its own writes (a secondary part, a
+	// cache's values: engine/replication_part.go). The leadership writes no
+	// start record, takes no Append, and ships what the owner appended.
+	External bool
 }
 
 // Default sizes of a leader's pipeline.
@@ -170,12 +176,19 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 	for _, id := range cfg.Followers {
 		l.followers = append(l.followers, newRemote(l, id))
 	}
-	first, err := cfg.Log.Append([]shardlog.Entry{{Flags: FlagGenerationStart, Timestamp: time.Now().UnixNano()}}, l.gen, l)
-	if err != nil {
-		return nil, fmt.Errorf("felix/replica: leader of %v: the generation's start record: %w", cfg.Ref, err)
+	if cfg.External {
+		// What the owner appends from here on carries this generation: the
+		// offsets from the log's next one are this leadership's, as they
+		// are past a start record.
+		l.genStartNext.Store(nextOffset(cfg.Log) + 1)
+	} else {
+		first, err := cfg.Log.Append([]shardlog.Entry{{Flags: FlagGenerationStart, Timestamp: time.Now().UnixNano()}}, l.gen, l)
+		if err != nil {
+			return nil, fmt.Errorf("felix/replica: leader of %v: the generation's start record: %w", cfg.Ref, err)
+		}
+		l.genStartNext.Store(first + 1)
+		l.settle() // the start record may have committed already
 	}
-	l.genStartNext.Store(first + 1)
-	l.settle() // the start record may have committed already
 	l.wg.Add(1)
 	go l.run()
 	return l, nil
@@ -195,6 +208,9 @@ func (l *Leader) Generation() uint32 { return l.gen }
 func (l *Leader) Append(entries []shardlog.Entry, _ uint32, w shardlog.Waiter) (int64, error) {
 	if l.deposed.Load() {
 		return 0, ErrNotLeader
+	}
+	if l.cfg.External {
+		return 0, errExternal
 	}
 	stampEntries(entries, time.Now().UnixNano())
 	l.amu.Lock()
@@ -230,6 +246,33 @@ func (l *Leader) Committed(first, _ int64, err error) {
 	}
 	l.settle()
 	l.signal()
+}
+
+// errExternal refuses an Append to a leadership whose log's owner appends.
+var errExternal = errors.New("felix/replica: this log's owner appends to it directly; its leadership only ships")
+
+// Appended tells an External leadership that its owner appended: it
+// ships now rather than at its next tick.
+func (l *Leader) Appended() { l.signal() }
+
+// Serving reports whether the leadership may acknowledge at now: it was
+// not deposed and its lease holds for its generation.
+func (l *Leader) Serving(now time.Time) bool {
+	return !l.deposed.Load() && l.cfg.Lease.Valid(now, uint64(l.gen))
+}
+
+// CompactBelow is the offset below which every follower acknowledged the
+// log in this generation (the local end when there is none): a compaction
+// that keeps every record at or above it never leaves holes in what a
+// follower is still sent.
+func (l *Leader) CompactBelow() int64 {
+	low := l.cfg.Log.End()
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
+	for _, f := range l.followers {
+		low = min(low, f.matched)
+	}
+	return low
 }
 
 func (l *Leader) signal() {
@@ -338,6 +381,10 @@ func (l *Leader) watermark() int64 {
 // last ran, in chunks: on the leader's goroutine, never on an
 // acknowledgement's path.
 func (l *Leader) deliver() {
+	if l.cfg.OnCommit == nil {
+		l.delivered = l.commit.Load()
+		return
+	}
 	for commit := l.commit.Load(); l.delivered < commit; {
 		from := l.delivered
 		out, next, err := readBelow(l.cfg.Log, from, commit, l.cfg.BatchBytes, l.deliverBuf[:0])

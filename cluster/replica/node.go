@@ -3,6 +3,7 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,30 +27,47 @@ type NodeConfig struct {
 // Follower and, while it leads, a Leader; it serves the replication
 // frames peers send (REPLICATE, GENERATION_END, FENCE) and heartbeats the
 // control plane, applying the leases it grants.
+//
+// A shard may have several logs, its parts (engine/replication_part.go):
+// the primary (part "", a stream's records or a cache's values), whose
+// leases and promotions the control plane weighs, and secondary parts (a
+// stream's group logs, a cache's counters) that follow it: they share
+// its lease, are fenced with it, and are led at its generation to the
+// same followers whenever it is. Only the primary is heartbeated.
 type Node struct {
 	cfg NodeConfig
 
-	mu   sync.Mutex
-	logs map[cluster.ShardID]*held
-	seq  uint64
-	sent map[uint64]time.Time // heartbeats in flight: seq -> when sent
+	mu    sync.Mutex
+	logs  map[logKey]*held
+	parts map[cluster.ShardID][]*held // each shard's secondary parts
+	seq   uint64
+	sent  map[uint64]time.Time // heartbeats in flight: seq -> when sent
 
 	done chan struct{}
 	wg   sync.WaitGroup
 }
 
+// logKey names one held log: a shard and its part ("" the primary).
+type logKey struct {
+	id   cluster.ShardID
+	part string
+}
+
 // held is one log this broker holds a replica of.
 type held struct {
 	id       cluster.ShardID
+	part     string
 	ref      wire.LogRef
 	log      Log
 	follower *Follower
 	leader   *Leader
-	lease    Lease
+	lease    Lease // a primary's; a secondary part acknowledges under its primary's
 	// assigned is the generation the store assigns the shard at, as the
 	// broker last learnt it (Lead, Follow): a follower that has not heard
 	// its leader yet reports it, not the older one it was fenced at.
 	assigned uint64
+	// lead is how the primary leads, for the secondary parts held later.
+	lead LeadOptions
 }
 
 // NewNode starts a node: it serves the transport's replication frames and
@@ -58,16 +76,24 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Transport == nil || cfg.Lease <= 0 || cfg.ControlPlane == nil {
 		return nil, errors.New("felix/replica: a node needs a transport, a lease and a control plane to heartbeat")
 	}
-	n := &Node{cfg: cfg, logs: map[cluster.ShardID]*held{}, sent: map[uint64]time.Time{}, done: make(chan struct{})}
+	n := &Node{cfg: cfg, logs: map[logKey]*held{}, parts: map[cluster.ShardID][]*held{}, sent: map[uint64]time.Time{},
+		done: make(chan struct{})}
 	n.wg.Add(1)
 	go n.heartbeats()
 	return n, nil
 }
 
-// RefOf is the LogRef of a shard's records.
-func RefOf(id cluster.ShardID) wire.LogRef {
-	return wire.LogRef{Kind: uint8(id.Object.Kind), Tenant: []byte(id.Object.Tenant), Namespace: []byte(id.Object.Namespace),
+// RefOf is the LogRef of a shard's primary log (its records).
+func RefOf(id cluster.ShardID) wire.LogRef { return RefOfPart(id, "") }
+
+// RefOfPart is the LogRef of a part of a shard ("" the primary).
+func RefOfPart(id cluster.ShardID, part string) wire.LogRef {
+	r := wire.LogRef{Kind: uint8(id.Object.Kind), Tenant: []byte(id.Object.Tenant), Namespace: []byte(id.Object.Namespace),
 		Name: []byte(id.Object.Name), Shard: uint32(id.Shard)}
+	if part != "" {
+		r.Part = []byte(part)
+	}
+	return r
 }
 
 // shardOf is the ShardID a LogRef names.
@@ -76,26 +102,70 @@ func shardOf(r wire.LogRef) cluster.ShardID {
 		Namespace: string(r.Namespace), Name: string(r.Name)}, Shard: int(r.Shard)}
 }
 
-// Hold registers a replica of shard id on log, following: it answers
-// fences and takes its leader's batches from now on.
+// keyOf is the logKey a LogRef names.
+func keyOf(r wire.LogRef) logKey { return logKey{id: shardOf(r), part: string(r.Part)} }
+
+// Hold registers a replica of shard id's primary log, following: it
+// answers fences and takes its leader's batches from now on.
 func (n *Node) Hold(id cluster.ShardID, log Log, follower FollowerConfig) error {
-	follower.Ref, follower.Log, follower.Transport = RefOf(id), log, n.cfg.Transport
+	_, err := n.hold(id, "", log, follower)
+	return err
+}
+
+// HoldPart registers a replica of a secondary part of shard id (part is
+// not ""). It follows, or, when this broker leads the shard's primary
+// already, leads at its generation at once.
+func (n *Node) HoldPart(id cluster.ShardID, part string, log Log, follower FollowerConfig) error {
+	if part == "" {
+		return errors.New("felix/replica: a secondary part needs a name")
+	}
+	h, err := n.hold(id, part, log, follower)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	p := n.logs[logKey{id: id}]
+	var gen uint64
+	var o LeadOptions
+	if p != nil && p.leader != nil && !p.leader.deposed.Load() {
+		gen, o = uint64(p.leader.Generation()), p.lead
+	}
+	n.mu.Unlock()
+	if gen == 0 {
+		return nil
+	}
+	if _, err := n.leadOne(h, p, gen, o); err != nil {
+		n.logger(h).Warn("replica part held while its shard leads could not lead", "log", h.ref.String(), "generation", gen, "err", err)
+	}
+	return nil
+}
+
+func (n *Node) hold(id cluster.ShardID, part string, log Log, follower FollowerConfig) (*held, error) {
+	ref := RefOfPart(id, part)
+	follower.Ref, follower.Log, follower.Transport = ref, log, n.cfg.Transport
 	if follower.DiskID == "" {
 		follower.DiskID = n.cfg.Broker.DiskID
 	}
 	f, err := NewFollower(follower)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if _, ok := n.logs[id]; ok {
+	k := logKey{id: id, part: part}
+	if _, ok := n.logs[k]; ok {
 		f.Close()
-		return fmt.Errorf("felix/replica: %v is held already", id)
+		return nil, fmt.Errorf("felix/replica: %v is held already", ref)
 	}
-	n.logs[id] = &held{id: id, ref: RefOf(id), log: log, follower: f}
-	return nil
+	h := &held{id: id, part: part, ref: ref, log: log, follower: f}
+	n.logs[k] = h
+	if part != "" {
+		n.parts[id] = append(n.parts[id], h)
+	}
+	return h, nil
 }
+
+func (n *Node) logger(h *held) interface{ Warn(string, ...any) } { return h.follower.logger }
 
 // LeadOptions are a leadership's settings beyond the generation.
 type LeadOptions struct {
@@ -103,36 +173,65 @@ type LeadOptions struct {
 	Consistency Consistency
 	Timeout     time.Duration
 	OnCommit    func(first, next int64, records []byte)
+	// External: the log's owner appends to it directly (a cache's values,
+	// engine/replication_part.go); the leadership ships what it appends and
+	// acknowledges nothing itself. Secondary parts are always led so.
+	External bool
 }
 
 // Lead makes this replica the leader of id at generation gen (the control
-// plane fenced it there before naming it). It returns the Leader, which
-// takes the shard's appends.
+// plane fenced it there before naming it), and every secondary part of id
+// held here with it, externally, to the same followers. It returns the
+// primary's Leader, which takes the shard's appends (unless External).
 func (n *Node) Lead(id cluster.ShardID, gen uint64, o LeadOptions) (*Leader, error) {
 	n.mu.Lock()
-	h := n.logs[id]
+	h := n.logs[logKey{id: id}]
+	parts := slices.Clone(n.parts[id])
 	n.mu.Unlock()
 	if h == nil {
 		return nil, fmt.Errorf("felix/replica: %v is not held here", id)
 	}
+	l, err := n.leadOne(h, h, gen, o)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		if _, err := n.leadOne(p, h, gen, o); err != nil {
+			n.logger(p).Warn("replica part could not lead with its shard", "log", p.ref.String(), "generation", gen, "err", err)
+		}
+	}
+	return l, nil
+}
+
+// leadOne starts h's leadership at gen under primary's lease (h is
+// primary, or one of its secondary parts: led externally).
+func (n *Node) leadOne(h, primary *held, gen uint64, o LeadOptions) (*Leader, error) {
 	if gen > 1<<32-1 {
-		return nil, fmt.Errorf("felix/replica: %v: generation %d does not fit a log", id, gen)
+		return nil, fmt.Errorf("felix/replica: %v: generation %d does not fit a log", h.ref, gen)
 	}
 	if f := h.follower.Generation(); f > gen {
-		return nil, fmt.Errorf("felix/replica: %v: fenced at generation %d, above %d", id, f, gen)
+		return nil, fmt.Errorf("felix/replica: %v: fenced at generation %d, above %d", h.ref, f, gen)
 	}
 	if _, err := h.follower.Fence(gen, 0); err != nil { // a leader follows its own generation
 		return nil, err
 	}
-	l, err := NewLeader(LeaderConfig{Ref: h.ref, Log: h.log, Generation: uint32(gen), Followers: o.Followers,
-		Transport: n.cfg.Transport, Consistency: o.Consistency, Lease: &h.lease, Commit: h.follower.Commit(),
-		Timeout: o.Timeout, OnCommit: o.OnCommit})
+	external := o.External || h != primary
+	cfg := LeaderConfig{Ref: h.ref, Log: h.log, Generation: uint32(gen), Followers: o.Followers,
+		Transport: n.cfg.Transport, Consistency: o.Consistency, Lease: &primary.lease, Commit: h.follower.Commit(),
+		Timeout: o.Timeout, OnCommit: o.OnCommit, External: external}
+	if h != primary {
+		cfg.Consistency, cfg.OnCommit = ConsistencyLeader, nil
+	}
+	l, err := NewLeader(cfg)
 	if err != nil {
 		return nil, err
 	}
 	n.mu.Lock()
 	old := h.leader
 	h.leader, h.assigned = l, max(h.assigned, gen)
+	if h == primary {
+		h.lead = o
+	}
 	n.mu.Unlock()
 	if old != nil {
 		old.Depose()
@@ -141,40 +240,83 @@ func (n *Node) Lead(id cluster.ShardID, gen uint64, o LeadOptions) (*Leader, err
 	return l, nil
 }
 
-// Follow ends this replica's leadership of id, if it leads: it goes on as
-// a follower of whoever leads at generation gen (0: not known yet).
+// Follow ends this replica's leadership of id and of its parts, if it
+// leads: they go on as followers of whoever leads at generation gen (0:
+// not known yet).
 func (n *Node) Follow(id cluster.ShardID, gen uint64) {
+	var ended []*Leader
 	n.mu.Lock()
-	h := n.logs[id]
-	var l *Leader
-	if h != nil {
-		l, h.leader = h.leader, nil
+	for _, h := range n.shardLocked(id) {
+		if h.leader != nil {
+			ended = append(ended, h.leader)
+			h.leader = nil
+		}
 		h.assigned = max(h.assigned, gen)
 	}
 	n.mu.Unlock()
-	if l != nil {
+	for _, l := range ended {
 		l.Depose()
 		l.Close()
 	}
 }
 
-// Release stops holding id (the shard moved away or was deleted).
+// shardLocked is every log of id held here, the primary first. n.mu held.
+func (n *Node) shardLocked(id cluster.ShardID) []*held {
+	var out []*held
+	if h := n.logs[logKey{id: id}]; h != nil {
+		out = append(out, h)
+	}
+	return append(out, n.parts[id]...)
+}
+
+// Release stops holding id and its parts (the shard moved away or was
+// deleted).
 func (n *Node) Release(id cluster.ShardID) {
 	n.Follow(id, 0)
 	n.mu.Lock()
-	h := n.logs[id]
-	delete(n.logs, id)
+	hs := n.shardLocked(id)
+	for _, h := range hs {
+		delete(n.logs, logKey{id: id, part: h.part})
+	}
+	delete(n.parts, id)
 	n.mu.Unlock()
-	if h != nil {
+	for _, h := range hs {
 		h.follower.Close()
 	}
 }
 
+// ReleasePart stops holding one secondary part of id.
+func (n *Node) ReleasePart(id cluster.ShardID, part string) {
+	n.mu.Lock()
+	k := logKey{id: id, part: part}
+	h := n.logs[k]
+	if h == nil || part == "" {
+		n.mu.Unlock()
+		return
+	}
+	delete(n.logs, k)
+	n.parts[id] = slices.DeleteFunc(n.parts[id], func(p *held) bool { return p == h })
+	if len(n.parts[id]) == 0 {
+		delete(n.parts, id)
+	}
+	l := h.leader
+	h.leader = nil
+	n.mu.Unlock()
+	if l != nil {
+		l.Close() // not Depose: the lease is the primary's, which leads on
+	}
+	h.follower.Close()
+}
+
 // Leader is id's leadership on this broker, nil when it does not lead.
-func (n *Node) Leader(id cluster.ShardID) *Leader {
+func (n *Node) Leader(id cluster.ShardID) *Leader { return n.PartLeader(id, "") }
+
+// PartLeader is the leadership of one part of id on this broker, nil
+// when it does not lead.
+func (n *Node) PartLeader(id cluster.ShardID, part string) *Leader {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if h := n.logs[id]; h != nil {
+	if h := n.logs[logKey{id: id, part: part}]; h != nil {
 		return h.leader
 	}
 	return nil
@@ -184,7 +326,7 @@ func (n *Node) Leader(id cluster.ShardID) *Leader {
 func (n *Node) Follower(id cluster.ShardID) *Follower {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if h := n.logs[id]; h != nil {
+	if h := n.logs[logKey{id: id}]; h != nil {
 		return h.follower
 	}
 	return nil
@@ -193,7 +335,7 @@ func (n *Node) Follower(id cluster.ShardID) *Follower {
 func (n *Node) lookup(r wire.LogRef) *held {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.logs[shardOf(r)]
+	return n.logs[keyOf(r)]
 }
 
 // Close stops heartbeats, every leadership and every follower.
@@ -202,7 +344,7 @@ func (n *Node) Close() error {
 	n.wg.Wait()
 	n.mu.Lock()
 	logs := n.logs
-	n.logs = map[cluster.ShardID]*held{}
+	n.logs, n.parts = map[logKey]*held{}, map[cluster.ShardID][]*held{}
 	n.mu.Unlock()
 	for _, h := range logs {
 		if h.leader != nil {

@@ -2,10 +2,13 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/netio/wire"
 	"github.com/felixbroker/felix/segment"
@@ -157,6 +160,10 @@ func (n *Node) serveFence(req wire.Frame, r peer.Reply) {
 			answerError(r, wire.CodePreconditionFailed, err.Error())
 			return
 		}
+		if err := n.fenceParts(h.id, gen, epoch); err != nil {
+			answerError(r, wire.CodeStorageFailed, err.Error()) // the control plane fences again
+			return
+		}
 		n.mu.Lock()
 		l := h.leader
 		n.mu.Unlock()
@@ -165,6 +172,21 @@ func (n *Node) serveFence(req wire.Frame, r peer.Reply) {
 		}
 		_ = r.Answer(wire.AppendFenceOK(nil, r.RequestID(), ok))
 	}()
+}
+
+// fenceParts fences every secondary part of id where its primary was
+// fenced: a part's follower refuses its old leader from then on too.
+func (n *Node) fenceParts(id cluster.ShardID, gen uint64, epoch int64) error {
+	n.mu.Lock()
+	parts := slices.Clone(n.parts[id])
+	n.mu.Unlock()
+	var errs []error
+	for _, p := range parts {
+		if _, err := p.follower.Fence(gen, epoch); err != nil {
+			errs = append(errs, fmt.Errorf("fencing %s: %w", p.ref.String(), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // heartbeats sends a heartbeat every L/4 until Close.
@@ -194,7 +216,9 @@ func (n *Node) heartbeat() {
 	seq := n.seq
 	buf, w := wire.BeginHeartbeat(nil, 0, seq, []byte(n.cfg.Broker.Broker), []byte(n.cfg.Broker.DiskID))
 	for _, h := range n.logs {
-		buf = w.Report(buf, n.reportLocked(h))
+		if h.part == "" { // a secondary part follows its primary's lease
+			buf = w.Report(buf, n.reportLocked(h))
+		}
 	}
 	buf = w.Finish(buf)
 	n.mu.Unlock()
