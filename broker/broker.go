@@ -124,7 +124,13 @@ func (b *Broker) openManagers() error {
 	}
 	gopts := b.cfg.Groups
 	gopts.Logger = b.cfg.logger()
+	b.node.groupOptions(&gopts)
 	b.groups = group.New(b.engine, gopts)
+	if h, ok := any(b.groups).(interface {
+		HoldReplicas(engine.StreamID, int) error
+	}); ok {
+		b.node.holdGroups(h.HoldReplicas)
+	}
 	po := b.cfg.Producers
 	if po.Epoch, err = nextEpoch(b.epochDir()); err != nil {
 		return fmt.Errorf("felix/broker: producer epoch: %w", err)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,8 +28,12 @@ type replicas struct {
 	bootID  string        // this boot of the machine (replica.BootID): how a replica tells a power cut
 	logger  *slog.Logger
 
-	mu     sync.Mutex
-	shards map[cluster.ShardID]*replicatedShard
+	mu       sync.Mutex
+	shards   map[cluster.ShardID]*replicatedShard
+	external map[cluster.ShardID]bool // cache shards' primaries held here (HoldPart)
+	// holdGroups holds the group logs of a replicated stream shard
+	// (group.Manager.HoldReplicas), set once the groups are open.
+	holdGroups func(engine.StreamID, int) error
 }
 
 var _ engine.Replication = (*replicas)(nil)
@@ -44,7 +47,7 @@ func (n *node) openReplicas() error {
 		return err
 	}
 	n.replicas = &replicas{n: n, rn: rn, timeout: n.cfg.PublishTimeout, bootID: replica.BootID(), logger: n.logger,
-		shards: map[cluster.ShardID]*replicatedShard{}}
+		shards: map[cluster.ShardID]*replicatedShard{}, external: map[cluster.ShardID]bool{}}
 	return nil
 }
 
@@ -76,8 +79,9 @@ func (r *replicas) assignRoles() error {
 	if r == nil {
 		return nil
 	}
-	var errs []error
-	for _, ls := range r.n.view.Local() {
+	local := r.n.view.Local()
+	errs := r.assignParts(local)
+	for _, ls := range local {
 		r.mu.Lock()
 		s := r.shards[ls.Shard]
 		r.mu.Unlock()
@@ -126,13 +130,7 @@ func (s *replicatedShard) assign(a cluster.Assignment) error {
 	if l := s.leader.Load(); l != nil && uint64(l.Generation()) == a.Generation && s.r.rn.Leader(s.id) == l {
 		return nil // leading already (the node did not end it: a fence or a later leader would have)
 	}
-	var followers []string
-	for _, rep := range a.Replicas {
-		if rep != me {
-			followers = append(followers, rep.Broker)
-		}
-	}
-	l, err := s.r.rn.Lead(s.id, a.Generation, replica.LeadOptions{Followers: slices.Clip(followers),
+	l, err := s.r.rn.Lead(s.id, a.Generation, replica.LeadOptions{Followers: followersOf(a, me),
 		Consistency: s.consistency, Timeout: s.r.timeout, OnCommit: s.onCommit})
 	if err != nil {
 		return fmt.Errorf("felix/broker: leading %v at generation %d: %w", s.id, a.Generation, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/felixbroker/felix/cluster/store"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
+	"github.com/felixbroker/felix/engine/group"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/netio/wire"
 )
@@ -46,7 +47,7 @@ func (b *Broker) joinCluster() error {
 		return nil
 	}
 	addr := orString(b.cfg.Net.AdvertiseAddr, b.server.Addr().String())
-	return b.node.join(addr, []func() error{b.node.retryReturned, b.engine.Reconcile, b.node.replicas.assignRoles, b.caches.Reconcile})
+	return b.node.join(addr, []func() error{b.node.retryReturned, b.engine.Reconcile, b.caches.Reconcile, b.node.replicas.assignRoles})
 }
 
 // notReady is what /readyz asks once Start has finished: nil for a broker
@@ -77,6 +78,27 @@ func (n *node) cacheOptions(co *cache.Options) {
 		return
 	}
 	co.Catalog, co.Owner, co.Placement = n.caches, n.view, n.view
+	co.Replication = n.replicas
+}
+
+// groupOptions gives the groups the replication of a replicated stream
+// shard's group logs.
+func (n *node) groupOptions(o *group.Options) {
+	if n == nil {
+		return
+	}
+	o.Replication = n.replicas
+}
+
+// holdGroups has the reconcile loop hold the group logs of the replicated
+// stream shards held here, once the groups are open.
+func (n *node) holdGroups(hold func(engine.StreamID, int) error) {
+	if n == nil {
+		return
+	}
+	n.replicas.mu.Lock()
+	n.replicas.holdGroups = hold
+	n.replicas.mu.Unlock()
 }
 
 // serverConfig gives the client server the View, for its redirects and

@@ -72,7 +72,7 @@ type FailoverDriver struct {
 type objectFailover struct {
 	replicationFactor int
 	consistency       failover.Consistency
-	replicated        bool // a stream of more than one replica: only its shards fail over
+	replicated        bool // an object of more than one replica: only its shards fail over
 	acksDurable       bool // its FsyncMode is OnCommit: every acknowledgement follows the fsync
 }
 

@@ -124,18 +124,23 @@ func (d *FailoverDriver) catalogPut(id cluster.ObjectID, kv store.KV) {
 
 // failoverOf is a catalog entry's replication factor and consistency: a
 // stream's as configured, a cache's Leader (a cache acknowledges a write
-// once its leader holds it). Only a stream of more than one replica is
+// once its leader holds it). Only an object of more than one replica is
 // replicated, so only its shards have leases and fail over: the others
 // stay with their one replica, which no broker heartbeats.
 func failoverOf(e Entry) objectFailover {
 	spec := e.Spec()
 	o := objectFailover{replicationFactor: spec.ReplicationFactor, consistency: failover.Leader,
-		replicated: e.Stream != nil && spec.ReplicationFactor > 1}
-	if e.Stream != nil && e.Stream.Fsync.Kind == "OnCommit" {
-		o.acksDurable = true // a stream without its own FsyncMode takes the brokers': not known here
-	}
-	if e.Stream != nil && e.Stream.Consistency == engine.ConsistencyQuorum {
-		o.consistency = failover.Quorum
+		replicated: spec.ReplicationFactor > 1 && (e.Stream != nil || e.Cache != nil)}
+	// An object without its own FsyncMode takes the brokers': not known
+	// here, so not counted as acknowledging durably.
+	switch {
+	case e.Stream != nil:
+		o.acksDurable = e.Stream.Fsync.Kind == "OnCommit"
+		if e.Stream.Consistency == engine.ConsistencyQuorum {
+			o.consistency = failover.Quorum
+		}
+	case e.Cache != nil:
+		o.acksDurable = e.Cache.Fsync.Kind == "OnCommit"
 	}
 	return o
 }
@@ -155,8 +160,8 @@ func (d *FailoverDriver) assignmentPut(ctx context.Context, id cluster.ShardID, 
 		return
 	}
 	if !o.replicated {
-		// One replica (or a cache: not replicated yet): nothing to fail
-		// over to, and no broker heartbeats it. Its leader keeps it.
+		// One replica: nothing to fail over to, and no broker
+		// heartbeats it. Its leader keeps it.
 		if d.known[id] {
 			d.removed(ctx, id)
 		}
