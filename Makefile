@@ -33,9 +33,7 @@ test: fmt-check vet tidy-check staticcheck cross-build
 
 ## test-race-skipped: the tests that skip themselves under -race, run without it
 test-race-skipped:
-	@scripts/race-skipped-tests | while read -r dir run; do \
-	  $(GO) test -count=1 -run "$$run" "$$dir" || exit 1; \
-	done
+	@GO=$(GO) scripts/run-race-skipped
 
 ## test-short: the tests without the race detector, for a quick loop
 test-short:
