@@ -49,7 +49,8 @@
 // # Data
 //
 // Two logs per shard, shardlog logs beside the shard's own, written at the
-// stream's generation, so replication can ship them as it ships records:
+// stream's generation (a replicated shard's: at the generation this broker
+// leads it at, below):
 //
 //	<shard dir>/groups/cursors/   one record per cursor move
 //	<shard dir>/groups/dead/      one record per dead letter, redrive, done
@@ -65,8 +66,9 @@
 //	  kind 2, redriven:   nothing more
 //	  kind 3, done:       nothing more (a redriven record was finished)
 //
-// Rebuild reads both from their start: the last cursor record of a group
-// wins (a tombstone deletes it); the dead-letter events of each offset, in
+// Rebuild reads both from their start, skipping control records (a
+// replica's generation start): the last cursor record of a group wins (a
+// tombstone deletes it); the dead-letter events of each offset, in
 // order, say whether it is a dead letter, redriven (owed again) or done.
 // Both logs are compacted (shardlog.Compact) in the background once
 // CompactRecords were appended since the last time, and on Manager.Compact:
@@ -88,6 +90,40 @@
 // dropping the in-flight set as a restart would. A log failed with another
 // cause (EIO) stays failed until a restart.
 //
+// # Replication
+//
+// A durable stream shard of replication factor above 1 has both logs
+// replicated beside its records, on the same replica set, at the Leader
+// level, through Options.Replication (engine.PartReplication; the parts
+// engine.PartGroupCursors and engine.PartDeadLetters; replicated.go):
+//
+//  1. Every replica opens them and holds each as a part (HoldReplicas,
+//     which the broker calls at each reconcile for every replicated shard
+//     it holds; the first operation on the leader does it too). They stay
+//     open and held until the engine stops the shard (or Close); a Release
+//     leaves them so.
+//  2. Every operation asks the parts' Leading first: while this broker
+//     does not lead the shard it is refused with *engine.NotLeaderError,
+//     whatever Ownership says, and nothing is appended (the replica appends
+//     its leader's records with AppendAt, and may truncate).
+//  3. When Leading's generation is not the one the groups were built at,
+//     they are rebuilt from both logs before the operation, as at a
+//     restart (adopt, as a reopen does): the cursors and dead letters other
+//     leaders wrote are where this one resumes; what was in flight is
+//     delivered again. A waiting poll that finds so rebuilds and goes on.
+//  4. Every append goes at that generation (checked again at the append,
+//     so none lands after the leadership moved), is acknowledged as above
+//     on local durability, and is followed by Part.Appended.
+//  5. A compaction keeps every record at or above Part.CompactBelow and
+//     every control record, beside what it keeps anyway.
+//  6. A log reopened after running out of space is held in place of the
+//     old (Release, then HoldPart), under the reopen.
+//
+// So a promoted replica resumes each group where its log says the old
+// leader had reached, lists its dead letters and redrives them; a cursor
+// move or dead letter the old leader had not shipped when it died is lost,
+// as in a crash of a broker alone: at most a redelivery.
+//
 // In memory, per group: the window, a ring of slots for [cursor, next),
 // each claimed (holder, deadline), owed (not before), dying (its dead
 // letter not yet durable) or done; redriven records in a map of their own
@@ -97,7 +133,9 @@
 // # Locks and goroutines
 //
 // Lock order: Manager.mu, a group log's Healer Lock (held by its
-// compaction and its reopen), shardGroups.mu (read-locked by every
+// compaction and its reopen, which may hold a part of the replication
+// again), shardGroups.mu (a held shard's rebuild at a new generation
+// write-locks it) (read-locked by every
 // operation on a group, write-locked to add or remove a group, to close,
 // and by a reopen to rebuild the groups), group.mu, then the leaves:
 // shardGroups.latestMu, a group's commit queue and wake signal, and the

@@ -24,11 +24,12 @@ import (
 // moves), rebuilds the shard's groups from n and the other log as a
 // restart does (their cursors and dead letters are what the logs hold; a
 // cursor move or dead letter the failed log lost is lost, as in a crash),
-// then swaps n in and gives each group its rebuilt state. What was in
+// then swaps n in (a replicated shard's log held as its part in place of
+// the old: replicated.go) and gives each group its rebuilt state. What was in
 // flight is dropped, as at a restart: those records are delivered again.
 // A rebuild that cannot read the logs leaves everything as it was, and the
 // reopen is tried again.
-func (l *groupLog) takeLog(_, n *shardlog.Log) error {
+func (l *groupLog) takeLog(old, n *shardlog.Log) error {
 	sg := l.sg
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
@@ -50,6 +51,11 @@ func (l *groupLog) takeLog(_, n *shardlog.Log) error {
 		groups: map[string]*group{}, latest: map[string]int64{}}
 	if err := fresh.rebuildFrom(cursors, dead); err != nil {
 		return fmt.Errorf("felix/group: rebuilding the groups of %s: %w", l.name, err)
+	}
+	if sg.held {
+		if err := l.rehold(old, n); err != nil { // replicated.go: n is the part now
+			return err
+		}
 	}
 	l.heal.Swap(n)
 	sg.adopt(fresh)

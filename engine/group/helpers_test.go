@@ -31,6 +31,7 @@ type fixture struct {
 	m      *Manager
 	opts   Options
 	cfg    engine.StreamConfig
+	rep    engine.Replication // the engine's, for a replicated stream (replicated_helpers_test.go)
 }
 
 func newFixture(t testing.TB, opts Options) *fixture {
@@ -51,7 +52,8 @@ func (f *fixture) open() {
 	if f.efs != nil {
 		fsys = f.efs
 	}
-	e, err := engine.Open(engine.Options{FS: fsys, Dir: "/data", Fsync: shardlog.OnCommit(), SegmentBytes: 4 << 10, Owner: f.owner})
+	e, err := engine.Open(engine.Options{FS: fsys, Dir: "/data", Fsync: shardlog.OnCommit(), SegmentBytes: 4 << 10, Owner: f.owner,
+		Replication: f.rep})
 	if err != nil {
 		f.t.Fatal(err)
 	}

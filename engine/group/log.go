@@ -16,6 +16,8 @@ type groupLog struct {
 	sg         *shardGroups
 	heal       *shardlog.Healer
 	name       string
+	part       int                      // its part number in a replicated shard (engine.PartGroupCursors, engine.PartDeadLetters)
+	held       atomic.Pointer[heldPart] // a held shard's: the log's part of the replication; nil otherwise
 	keep       shardlog.KeepFunc
 	appended   atomic.Int64
 	compacting atomic.Bool    // a background compaction is started or running
@@ -30,11 +32,18 @@ func (l *groupLog) log() *shardlog.Log { return l.heal.Log() }
 // told when they are durable (nil: nobody waits). The caller holds
 // shardGroups.mu (read), so the log is not replaced meanwhile.
 func (l *groupLog) appendAt(entries []shardlog.Entry, w shardlog.Waiter) (int64, error) {
+	gen, p, err := l.appendGen()
+	if err != nil {
+		return 0, err
+	}
 	lg := l.log()
-	at, err := lg.Append(entries, l.sg.gen, w)
+	at, err := lg.Append(entries, gen, w)
 	if err != nil {
 		l.heal.Failed(lg, err)
 		return 0, err
+	}
+	if p != nil {
+		p.Appended() // shipped at once, not at the replica's next look
 	}
 	if l.appended.Add(int64(len(entries))) >= int64(l.sg.m.opts.CompactRecords) && l.compacting.CompareAndSwap(false, true) {
 		l.appended.Store(0)
@@ -50,12 +59,20 @@ func (l *groupLog) appendAt(entries []shardlog.Entry, w shardlog.Waiter) (int64,
 
 // appendWait appends entries and waits until they are durable.
 func (l *groupLog) appendWait(entries []shardlog.Entry) (int64, error) {
+	gen, p, err := l.appendGen()
+	if err != nil {
+		return 0, err
+	}
 	lg := l.log()
-	at, err := lg.AppendWait(entries, l.sg.gen)
+	at, err := lg.AppendWait(entries, gen)
 	if err != nil {
 		l.heal.Failed(lg, err)
+		return at, err
 	}
-	return at, err
+	if p != nil {
+		p.Appended()
+	}
+	return at, nil
 }
 
 // compact drops every record that no longer says where anything stands.
@@ -65,7 +82,11 @@ func (l *groupLog) compact() error {
 	defer l.compactMu.Unlock()
 	l.heal.Lock() // no reopen while the log is compacted
 	defer l.heal.Unlock()
-	st, err := l.log().Compact(l.keep)
+	keep, ok := l.compactKeep()
+	if !ok {
+		return nil // a held log no longer held: nothing says what its followers lack
+	}
+	st, err := l.log().Compact(keep)
 	switch {
 	case err == nil:
 		l.sg.m.opts.Logger.Debug("group log compacted", "log", l.name, "records", st.Records, "kept", st.Kept)

@@ -51,7 +51,9 @@ func unixTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 // shardOf returns the open groups of the shard k names, opening them on
 // first use. Only the shard's leader serves its groups, and only where the
 // shard is held (engine.Stream.Shard refuses one that is not with
-// *engine.NotLeaderError).
+// *engine.NotLeaderError); a replicated shard's only while its replication
+// says this broker leads it, rebuilt from the logs at each new generation
+// (replicated.go).
 func (m *Manager) shardOf(k Key) (*shardGroups, error) {
 	if local, leader := m.owner.Leader(k.Stream, k.Shard); !local {
 		return nil, &engine.NotLeaderError{Stream: k.Stream, Shard: k.Shard, Leader: leader}
@@ -67,6 +69,19 @@ func (m *Manager) shardOf(k Key) (*shardGroups, error) {
 	if !s.Info().Config.Durable {
 		return nil, ErrNotDurable
 	}
+	sg, err := m.groupsOf(sh, m.replicated(s.Info()))
+	if err != nil {
+		return nil, err
+	}
+	if err := sg.lead(); err != nil {
+		return nil, err
+	}
+	return sg, nil
+}
+
+// groupsOf returns the open groups of sh, opening them (held as parts of
+// its replication when held) on first use.
+func (m *Manager) groupsOf(sh *engine.Shard, held bool) (*shardGroups, error) {
 	m.mu.RLock()
 	sg, closed := m.shards[sh], m.closed
 	m.mu.RUnlock()
@@ -84,7 +99,7 @@ func (m *Manager) shardOf(k Key) (*shardGroups, error) {
 	if sg := m.shards[sh]; sg != nil {
 		return sg, nil
 	}
-	sg, err = openShardGroups(m, sh)
+	sg, err := openShardGroups(m, sh, held)
 	if err != nil {
 		return nil, err
 	}
@@ -192,12 +207,14 @@ func (m *Manager) Compact(id engine.StreamID, shard int) error {
 	return errors.Join(sg.cursors.compact(), sg.deadLog.compact())
 }
 
-// Release closes one shard's groups without the shard stopping: the
-// cluster layer calls it when this broker stops leading the shard, so that
-// leading it again rebuilds them from the (replicated) logs rather than
-// trusting what it held. In-flight claims are lost, as at a restart. A
-// shard this broker no longer holds has nothing to release: its groups
-// closed when the engine stopped it.
+// Release closes one shard's groups without the shard stopping, so that
+// leading it again rebuilds them from the logs rather than trusting what
+// it held. In-flight claims are lost, as at a restart. A replicated
+// shard's logs stay open and held (HoldReplicas): its groups only go
+// stale, and are rebuilt at the next operation that finds this broker
+// leading (which a new generation does without a Release). A shard this
+// broker no longer holds has nothing to release: its groups closed when
+// the engine stopped it.
 func (m *Manager) Release(id engine.StreamID, shard int) error {
 	s, err := m.eng.Stream(id)
 	if err != nil {
@@ -213,7 +230,11 @@ func (m *Manager) Release(id engine.StreamID, shard int) error {
 	m.mu.RLock()
 	sg := m.shards[sh]
 	m.mu.RUnlock()
-	if sg == nil {
+	switch {
+	case sg == nil:
+		return nil
+	case sg.held:
+		sg.unbuild()
 		return nil
 	}
 	return sg.close(ErrClosed)

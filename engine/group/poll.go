@@ -106,6 +106,9 @@ func (m *Manager) PollInto(ctx context.Context, req PollRequest, dst []Delivery,
 		if local, leader := m.owner.Leader(req.Key.Stream, req.Key.Shard); !local {
 			return dst, buf, &engine.NotLeaderError{Stream: req.Key.Stream, Shard: req.Key.Shard, Leader: leader}
 		}
+		if err := sg.lead(); err != nil { // a replicated shard: still led, rebuilt at a new generation
+			return dst, buf, err
+		}
 	}
 }
 
@@ -144,8 +147,8 @@ func (sg *shardGroups) groupForPoll(name string) (*group, error) {
 func (sg *shardGroups) take(g *group, req *PollRequest, dst []Delivery, buf []byte) ([]Delivery, []byte, int64, error) {
 	sg.mu.RLock()
 	defer sg.mu.RUnlock()
-	if sg.closed != nil {
-		return dst, buf, 0, sg.closed
+	if err := sg.unavailable(); err != nil {
+		return dst, buf, 0, err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

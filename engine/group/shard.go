@@ -24,12 +24,18 @@ type shardGroups struct {
 	m     *Manager
 	shard *engine.Shard
 	id    engine.StreamID
-	gen   uint32
+	// held: the shard is replicated, its logs parts of its replication,
+	// open for the shard's lifetime; its groups serve only while this
+	// broker leads it, rebuilt at each generation (replicated.go).
+	held bool
 
-	// mu guards groups and closed. Read-locked by every operation on a
-	// group (which then takes that group's mu); write-locked to add or
-	// remove a group and to close.
+	// mu guards groups, closed, and for a held shard gen and built.
+	// Read-locked by every operation on a group (which then takes that
+	// group's mu); write-locked to add or remove a group, to close and
+	// to rebuild.
 	mu     sync.RWMutex
+	gen    uint32 // what the logs are appended at: the stream's, or the leading one
+	built  bool   // held: the groups were rebuilt from the logs at gen
 	groups map[string]*group
 	closed error
 
@@ -39,28 +45,41 @@ type shardGroups struct {
 	latestMu sync.Mutex       // a leaf
 	latest   map[string]int64 // group -> offset of its live cursor record
 
-	done chan struct{} // closed when the shard's groups close
+	visible signal        // fired when either log makes records visible
+	done    chan struct{} // closed when the shard's groups close
 }
 
-// openShardGroups opens (creating) the group logs beside the shard's log
-// and rebuilds every group from them.
-func openShardGroups(m *Manager, sh *engine.Shard) (*shardGroups, error) {
+// openShardGroups opens (creating) the group logs beside the shard's log.
+// A shard not held (not replicated) has every group rebuilt from them at
+// once; a held one has both logs held as parts of its replication, and
+// its groups rebuilt once this broker leads it (replicated.go).
+func openShardGroups(m *Manager, sh *engine.Shard, held bool) (*shardGroups, error) {
 	s := sh.Stream()
-	sg := &shardGroups{m: m, shard: sh, id: s.ID(), gen: s.Info().Generation,
+	sg := &shardGroups{m: m, shard: sh, id: s.ID(), held: held,
 		groups: map[string]*group{}, latest: map[string]int64{}, done: make(chan struct{})}
+	if !held {
+		sg.gen = s.Info().Generation
+	}
 	dir := filepath.Join(sh.Dir(), groupsDir)
 	var err error
-	if sg.cursors, err = sg.openLog(filepath.Join(dir, cursorsDir), sg.keepCursor); err != nil {
+	if sg.cursors, err = sg.openLog(filepath.Join(dir, cursorsDir), engine.PartGroupCursors, sg.keepCursor); err != nil {
 		return nil, err
 	}
-	if sg.deadLog, err = sg.openLog(filepath.Join(dir, deadDir), sg.keepDead); err != nil {
+	if sg.deadLog, err = sg.openLog(filepath.Join(dir, deadDir), engine.PartDeadLetters, sg.keepDead); err != nil {
 		sg.cursors.close()
 		return nil, err
 	}
-	if err = sg.rebuild(); err == nil {
+	if held {
+		err = sg.holdParts()
+	} else {
+		err = sg.rebuild()
+	}
+	if err == nil {
 		err = sh.Attach(sg)
 	}
 	if err != nil {
+		sg.cursors.release()
+		sg.deadLog.release()
 		sg.cursors.close()
 		sg.deadLog.close()
 		return nil, err
@@ -68,16 +87,18 @@ func openShardGroups(m *Manager, sh *engine.Shard) (*shardGroups, error) {
 	return sg, nil
 }
 
-func (sg *shardGroups) openLog(dir string, keep shardlog.KeepFunc) (*groupLog, error) {
+// openLog opens one group log, part part of the shard's replication.
+func (sg *shardGroups) openLog(dir string, part int, keep shardlog.KeepFunc) (*groupLog, error) {
 	o := sg.m.opts
 	l, err := shardlog.Open(shardlog.Options{
 		FS: sg.m.eng.FS(), Dir: dir, Fsync: *o.Fsync, SegmentBytes: o.LogSegmentBytes,
 		BufferBytes: 64 << 10, Logger: o.Logger.With("group_log", dir),
+		OnVisible: func(int64, int64, []byte) { sg.visible.fire() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("felix/group: opening %s: %w", dir, err)
 	}
-	gl := &groupLog{sg: sg, name: dir, keep: keep}
+	gl := &groupLog{sg: sg, name: dir, part: part, keep: keep}
 	gl.heal = shardlog.NewHealer(l, gl.takeLog, nil) // heal.go
 	return gl, nil
 }
@@ -94,7 +115,10 @@ func (sg *shardGroups) rebuild() error {
 func (sg *shardGroups) rebuildFrom(cursors, dead *shardlog.Log) error {
 	err := replay(cursors, func(r *segment.Record) error {
 		name := string(r.Key)
-		if r.Flags&segment.FlagTombstone != 0 {
+		switch {
+		case r.Flags&segment.FlagControl != 0:
+			return nil // a replica's (a generation's start)
+		case r.Flags&segment.FlagTombstone != 0:
 			delete(sg.groups, name)
 			delete(sg.latest, name)
 			return nil
@@ -111,6 +135,9 @@ func (sg *shardGroups) rebuildFrom(cursors, dead *shardlog.Log) error {
 		return err
 	}
 	return replay(dead, func(r *segment.Record) error {
+		if r.Flags&segment.FlagControl != 0 {
+			return nil
+		}
 		ev, err := decodeDeadValue(r.Value)
 		if err != nil {
 			return fmt.Errorf("%w at offset %d of %s", err, r.Offset, sg.deadLog.name)
@@ -184,8 +211,8 @@ func (sg *shardGroups) keepDead(r *segment.Record) bool {
 
 // lookup returns the named group; sg.mu is read-locked.
 func (sg *shardGroups) lookup(name string) (*group, error) {
-	if sg.closed != nil {
-		return nil, sg.closed
+	if err := sg.unavailable(); err != nil {
+		return nil, err
 	}
 	if g := sg.groups[name]; g != nil {
 		return g, nil
@@ -197,8 +224,8 @@ func (sg *shardGroups) lookup(name string) (*group, error) {
 func (sg *shardGroups) create(name string, cursor int64) (*group, error) {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
-	if sg.closed != nil {
-		return nil, sg.closed
+	if err := sg.unavailable(); err != nil {
+		return nil, err
 	}
 	if g := sg.groups[name]; g != nil {
 		return g, ErrExists
@@ -223,8 +250,8 @@ func (sg *shardGroups) create(name string, cursor int64) (*group, error) {
 func (sg *shardGroups) remove(name string) error {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
-	if sg.closed != nil {
-		return sg.closed
+	if err := sg.unavailable(); err != nil {
+		return err
 	}
 	g := sg.groups[name]
 	if g == nil {
@@ -276,9 +303,10 @@ func (sg *shardGroups) names() []string {
 	return out
 }
 
-// Close ends the shard's groups: waiting polls return, the logs close. The
-// engine calls it when the shard stops (it is attached to the shard);
-// Manager.Release and Manager.Close call it too. Idempotent.
+// Close ends the shard's groups: waiting polls return, a held shard's
+// logs stop replicating, the logs close. The engine calls it when the
+// shard stops (it is attached to the shard); Manager.Release (of a shard
+// not held) and Manager.Close call it too. Idempotent.
 func (sg *shardGroups) Close() error {
 	return sg.close(ErrClosed)
 }
@@ -300,6 +328,8 @@ func (sg *shardGroups) close(why error) error {
 	// No operation runs now (each holds mu read-locked and sees closed), so
 	// nothing appends; a compaction in progress may still read the groups.
 	close(sg.done)
+	sg.cursors.release() // after closed is set: a reopen holds no part again
+	sg.deadLog.release()
 	err := errors.Join(sg.cursors.close(), sg.deadLog.close())
 	sg.m.forget(sg)
 	return err
