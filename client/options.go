@@ -39,6 +39,7 @@ type options struct {
 	retry        RetryPolicy
 	onAsyncError func(error)
 	randN        func(n int64) int64 // backoff jitter source; tests replace it
+	clock        clock               // a ClusterClient's retries; tests replace it
 }
 
 func defaultOptions() options {
@@ -51,6 +52,7 @@ func defaultOptions() options {
 		inflightMax:  DefaultInflightMax,
 		logger:       slog.New(slog.DiscardHandler),
 		randN:        randInt64N,
+		clock:        realClock{},
 	}
 }
 

@@ -59,6 +59,9 @@ func (e *UnknownOutcomeError) Unwrap() []error { return []error{ErrUnknownOutcom
 type Producer struct {
 	c      *Client
 	stream Stream
+	// cluster, when set, chooses each attempt's broker (the shard's
+	// leader) and learns from each failure; c is then nil.
+	cluster *ClusterClient
 
 	mu     sync.Mutex // guards shards
 	shards map[uint32]*producerShard
@@ -150,7 +153,7 @@ type batchSend struct {
 
 // run sends the batch until it is acknowledged, refused, or gives up.
 func (b *batchSend) run(ctx context.Context) (ProducerAck, error) {
-	c := b.p.c
+	o := b.p.opts()
 	start := time.Now()
 	var r *retrier // made at the first failure: a batch that lands at once allocates none
 	for {
@@ -160,7 +163,7 @@ func (b *batchSend) run(ctx context.Context) (ProducerAck, error) {
 			return ack, nil
 		}
 		if r == nil {
-			r = newRetrier(c.opts.retry, c.opts.randN, start)
+			r = newRetrier(o.retry, o.randN, start)
 		}
 		done, again, err := b.settled(ctx, err)
 		if done {
@@ -182,19 +185,53 @@ func (b *batchSend) run(ctx context.Context) (ProducerAck, error) {
 // attempt sends the batch once, taking a producer id first if the shard
 // has none.
 func (b *batchSend) attempt(ctx context.Context) (ProducerAck, error) {
+	c, err := b.p.client(ctx, b.shard)
+	if err != nil {
+		return ProducerAck{}, err
+	}
 	if !b.ps.ready {
-		if err := b.p.init(ctx, b.shard, b.ps); err != nil {
+		if err := b.p.init(ctx, c, b.shard, b.ps); err != nil {
+			b.p.learn(c, b.shard, err)
 			return ProducerAck{}, err
 		}
 	}
 	if !b.mayHaveLanded {
 		b.seq = b.ps.next
 	}
-	ack, sent, err := b.p.send(ctx, b.shard, b.ps, b.seq, b.recs)
+	ack, sent, err := b.p.send(ctx, c, b.shard, b.ps, b.seq, b.recs)
 	if err != nil && sent && Ambiguous(err) {
 		b.mayHaveLanded = true
 	}
+	b.p.learn(c, b.shard, err)
 	return ack, err
+}
+
+// opts are the options the Producer's retries follow.
+func (p *Producer) opts() *options {
+	if p.cluster != nil {
+		return &p.cluster.opts
+	}
+	return &p.c.opts
+}
+
+// client is the Client an attempt on shard goes to: the single broker's,
+// or in a cluster the shard's leader's (the broker in use when it is not
+// known).
+func (p *Producer) client(ctx context.Context, shard uint32) (*Client, error) {
+	if p.cluster == nil {
+		return p.c, nil
+	}
+	t := toShard(p.stream, int(shard))
+	return p.cluster.connect(ctx, p.cluster.leader(ctx, t))
+}
+
+// learn tells a cluster what an attempt's failure at c says: a not_leader
+// names the shard's leader for the next attempt, a lost connection
+// forgets its routes.
+func (p *Producer) learn(c *Client, shard uint32, err error) {
+	if p.cluster != nil && err != nil {
+		p.cluster.learn(toShard(p.stream, int(shard)), &fromBroker{addr: c.addr, err: err})
+	}
 }
 
 // settled decides whether a failed attempt ends the batch, or is tried
@@ -240,16 +277,16 @@ func (b *batchSend) unknown(err error) error {
 }
 
 // init takes a producer id for the shard from the broker serving it.
-func (p *Producer) init(ctx context.Context, shard uint32, ps *producerShard) error {
+func (p *Producer) init(ctx context.Context, c *Client, shard uint32, ps *producerShard) error {
 	var ok wire.ProducerInitOK
-	s, err := p.c.Session(ctx)
+	s, err := c.Session(ctx)
 	if err != nil {
 		return err
 	}
 	if !s.Features.Has(wire.FeatureIdempotentProducers) {
 		return notNegotiated(wire.FeatureIdempotentProducers)
 	}
-	if err := p.c.roundTrip(ctx, &wire.ProducerInit{Stream: p.stream.ref(), Shard: shard}, &ok); err != nil {
+	if err := c.roundTrip(ctx, &wire.ProducerInit{Stream: p.stream.ref(), Shard: shard}, &ok); err != nil {
 		return err
 	}
 	ps.ready, ps.id, ps.epoch, ps.next = true, ok.ProducerID, ok.Epoch, 0
@@ -259,8 +296,8 @@ func (p *Producer) init(ctx context.Context, shard uint32, ps *producerShard) er
 // send sends batch seq once and waits for its answer. sent reports whether
 // the frame was handed to the connection (so a failure after it may have
 // landed).
-func (p *Producer) send(ctx context.Context, shard uint32, ps *producerShard, seq uint64, recs []wire.Record) (ProducerAck, bool, error) {
-	cn, err := p.c.conn(ctx)
+func (p *Producer) send(ctx context.Context, c *Client, shard uint32, ps *producerShard, seq uint64, recs []wire.Record) (ProducerAck, bool, error) {
+	cn, err := c.conn(ctx)
 	if err != nil {
 		return ProducerAck{}, false, err
 	}

@@ -41,6 +41,25 @@ func TestAForbiddenPublishFailsFastInsteadOfRetrying(t *testing.T) {
 	if n := attempts.Load(); n != 1 {
 		t.Fatalf("the broker saw %d attempts, want 1", n)
 	}
+	t.Run("cluster", forbiddenOnACluster)
+}
+
+// On a cluster, a forbidden publish is not tried at another broker
+// either: another broker would refuse the same credential.
+func forbiddenOnACluster(t *testing.T) {
+	a, b := newFakeMember(t), newFakeMember(t)
+	a.lists(a, b)
+	forbid := func(fc *fakeConn, f wire.Frame) { fc.fail(f.RequestID, wire.CodeForbidden, "no", wire.Details{}) }
+	a.answer(forbid)
+	b.answer(forbid)
+	c := dialFakeCluster(t, []string{a.addr()}, tinyBackoff(RetryPolicy{Attempts: 10})...)
+	_, err := c.PublishAtLeastOnce(testCtx(t), testStream, []byte("v"))
+	if !errors.Is(err, ErrForbidden) || errors.Is(err, ErrRetriesExhausted) {
+		t.Fatalf("got %v, want forbidden at once", err)
+	}
+	if n := a.publishes.Load() + b.publishes.Load(); n != 1 {
+		t.Fatalf("the cluster saw %d attempts, want 1", n)
+	}
 }
 
 func TestNonRetryableCodesFailFast(t *testing.T) {

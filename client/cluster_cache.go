@@ -1,0 +1,165 @@
+package client
+
+import (
+	"context"
+)
+
+// ClusterCache is a handle on one cache of the cluster; making it sends
+// nothing. Each operation goes to the broker in use, which forwards it to
+// the key's owner (docs/subscribe-routing.md); a broker that cannot be
+// reached is passed over for the next. Writes never resend, as on a
+// Cache: a failure after the write left is returned as is. Reads are
+// retried under the RetryPolicy, and a read no broker could route is an
+// error, never a miss.
+type ClusterCache struct {
+	c    *ClusterClient
+	name CacheName
+}
+
+// Cache returns a handle on the cache (tenant, namespace, name).
+func (c *ClusterClient) Cache(tenant, namespace, name string) *ClusterCache {
+	return &ClusterCache{c: c, name: CacheName{Tenant: tenant, Namespace: namespace, Name: name}}
+}
+
+// Name is the cache's name.
+func (ca *ClusterCache) Name() CacheName { return ca.name }
+
+// on is the single-broker handle of the cache at cl.
+func (ca *ClusterCache) on(cl *Client) *Cache {
+	return cl.Cache(ca.name.Tenant, ca.name.Namespace, ca.name.Name)
+}
+
+// Create creates the cache (ErrAlreadyExists if it exists), sent again
+// only after a failure that proves it was not applied.
+func (ca *ClusterCache) Create(ctx context.Context, cfg CacheConfig) error {
+	return ca.c.run(ctx, anyBroker, resendSafe, func(ctx context.Context, cl *Client) error {
+		return ca.on(cl).Create(ctx, cfg)
+	})
+}
+
+// Drop deletes the cache, sent again as Create is.
+func (ca *ClusterCache) Drop(ctx context.Context) error {
+	return ca.c.run(ctx, anyBroker, resendSafe, func(ctx context.Context, cl *Client) error {
+		return ca.on(cl).Drop(ctx)
+	})
+}
+
+// Get reads the key's live value, as Cache.Get, retried like any read.
+func (ca *ClusterCache) Get(ctx context.Context, key []byte) (Item, error) {
+	var it Item
+	err := ca.c.run(ctx, anyBroker, resendAny, func(ctx context.Context, cl *Client) error {
+		var err error
+		it, err = ca.on(cl).Get(ctx, key)
+		return err
+	})
+	return it, err
+}
+
+// write runs one cache write: reconnecting, never resending.
+func (ca *ClusterCache) write(ctx context.Context, w func(context.Context, *Cache) (Written, error)) (Written, error) {
+	var out Written
+	err := ca.c.run(ctx, anyBroker, resendNever, func(ctx context.Context, cl *Client) error {
+		var err error
+		out, err = w(ctx, ca.on(cl))
+		return err
+	})
+	return out, err
+}
+
+// Put writes value under key, as Cache.Put; it never resends.
+func (ca *ClusterCache) Put(ctx context.Context, key, value []byte, opts ...PutOption) (Written, error) {
+	return ca.write(ctx, func(ctx context.Context, c *Cache) (Written, error) { return c.Put(ctx, key, value, opts...) })
+}
+
+// PutIfAbsent writes value only if key has no live value, as
+// Cache.PutIfAbsent.
+func (ca *ClusterCache) PutIfAbsent(ctx context.Context, key, value []byte, opts ...PutOption) (Written, error) {
+	return ca.write(ctx, func(ctx context.Context, c *Cache) (Written, error) { return c.PutIfAbsent(ctx, key, value, opts...) })
+}
+
+// PutIfOffset writes value only if key's value is still at offset, as
+// Cache.PutIfOffset.
+func (ca *ClusterCache) PutIfOffset(ctx context.Context, key, value []byte, offset int64, opts ...PutOption) (Written, error) {
+	return ca.write(ctx, func(ctx context.Context, c *Cache) (Written, error) {
+		return c.PutIfOffset(ctx, key, value, offset, opts...)
+	})
+}
+
+// Delete removes key's value, as Cache.Delete.
+func (ca *ClusterCache) Delete(ctx context.Context, key []byte) (Written, error) {
+	return ca.write(ctx, func(ctx context.Context, c *Cache) (Written, error) { return c.Delete(ctx, key) })
+}
+
+// DeleteIfOffset removes key's value only if it is still at offset, as
+// Cache.DeleteIfOffset.
+func (ca *ClusterCache) DeleteIfOffset(ctx context.Context, key []byte, offset int64) (Written, error) {
+	return ca.write(ctx, func(ctx context.Context, c *Cache) (Written, error) { return c.DeleteIfOffset(ctx, key, offset) })
+}
+
+// Watch watches a key (or, with PrefixOnShard, a prefix on one shard) at
+// its owner, following the redirect of the broker in use; see Cache.Watch.
+// The Watch is the single-broker one: if its broker is lost it ends, to
+// be opened again from its ResumeOffset (ResumeAt).
+func (ca *ClusterCache) Watch(ctx context.Context, key []byte, opts ...WatchOption) (*Watch, error) {
+	return ca.watch(ctx, func(ctx context.Context, c *Cache) (*Watch, error) { return c.Watch(ctx, key, opts...) })
+}
+
+// WatchRetained is Watch that starts with the current values; see
+// Cache.WatchRetained.
+func (ca *ClusterCache) WatchRetained(ctx context.Context, key []byte, opts ...WatchOption) (*Watch, error) {
+	return ca.watch(ctx, func(ctx context.Context, c *Cache) (*Watch, error) { return c.WatchRetained(ctx, key, opts...) })
+}
+
+func (ca *ClusterCache) watch(ctx context.Context, open func(context.Context, *Cache) (*Watch, error)) (*Watch, error) {
+	var w *Watch
+	err := ca.c.run(ctx, anyBroker, resendAny, func(ctx context.Context, cl *Client) error {
+		var err error
+		w, err = open(ctx, ca.on(cl))
+		return err
+	})
+	return w, err
+}
+
+// ClusterCounter is a durable sum in a cache of the cluster, routed as
+// the cache's keys are.
+type ClusterCounter struct {
+	cache *ClusterCache
+	key   string
+}
+
+// Counter returns the counter key of the cache.
+func (ca *ClusterCache) Counter(key string) *ClusterCounter {
+	return &ClusterCounter{cache: ca, key: key}
+}
+
+// Counter returns the counter key of the cache (tenant, namespace, cache).
+func (c *ClusterClient) Counter(tenant, namespace, cache, key string) *ClusterCounter {
+	return c.Cache(tenant, namespace, cache).Counter(key)
+}
+
+// Key is the counter's key.
+func (k *ClusterCounter) Key() string { return k.key }
+
+// Add folds delta into the counter, as Counter.Add. It never resends: an
+// add is at least once only if the application resends it, and then a
+// lost acknowledgement counts it twice.
+func (k *ClusterCounter) Add(ctx context.Context, delta int64) (CounterValue, error) {
+	var v CounterValue
+	err := k.cache.c.run(ctx, anyBroker, resendNever, func(ctx context.Context, cl *Client) error {
+		var err error
+		v, err = k.cache.on(cl).Counter(k.key).Add(ctx, delta)
+		return err
+	})
+	return v, err
+}
+
+// Get returns the counter's sum, retried like any read.
+func (k *ClusterCounter) Get(ctx context.Context) (CounterValue, error) {
+	var v CounterValue
+	err := k.cache.c.run(ctx, anyBroker, resendAny, func(ctx context.Context, cl *Client) error {
+		var err error
+		v, err = k.cache.on(cl).Counter(k.key).Get(ctx)
+		return err
+	})
+	return v, err
+}
