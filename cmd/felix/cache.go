@@ -60,19 +60,22 @@ func (a *cacheArg) run(do func(ctx context.Context, ca *client.Cache) error) err
 
 type cacheCreateCmd struct {
 	cacheArg
-	Shards        int           `help:"Number of shards; a key's hash picks its shard." default:"1"`
-	Durable       bool          `help:"Keep the cache's log on disk (--no-durable: in the broker's memory)." default:"true" negatable:""`
-	Fsync         string        `help:"none, periodic, on_commit (default: the broker's)." enum:",none,periodic,on_commit" default:""`
-	FsyncInterval time.Duration `help:"Periodic fsync interval." default:"0s"`
+	Shards            int           `help:"Number of shards; a key's hash picks its shard." default:"1"`
+	ReplicationFactor int           `help:"Replicas of each shard, the leader included (above 1: a cluster, durable)." default:"1"`
+	Durable           bool          `help:"Keep the cache's log on disk (--no-durable: in the broker's memory)." default:"true" negatable:""`
+	Fsync             string        `help:"none, periodic, on_commit (default: the broker's)." enum:",none,periodic,on_commit" default:""`
+	FsyncInterval     time.Duration `help:"Periodic fsync interval." default:"0s"`
 }
 
 func (c *cacheCreateCmd) Run() error {
-	cfg := client.CacheConfig{Shards: c.Shards, InMemory: !c.Durable, Fsync: fsyncOf(c.Fsync, c.FsyncInterval)}
+	cfg := client.CacheConfig{Shards: c.Shards, ReplicationFactor: c.ReplicationFactor, InMemory: !c.Durable,
+		Fsync: fsyncOf(c.Fsync, c.FsyncInterval)}
 	return c.run(func(ctx context.Context, ca *client.Cache) error {
 		if err := ca.Create(ctx, cfg); err != nil {
 			return err
 		}
-		fmt.Printf("created cache %s (shards %d, durable %v, fsync %s)\n", ca.Name(), max(c.Shards, 1), c.Durable, fsyncString(cfg.Fsync))
+		fmt.Printf("created cache %s (shards %d, replication %d, durable %v, fsync %s)\n", ca.Name(), max(c.Shards, 1),
+			max(c.ReplicationFactor, 1), c.Durable, fsyncString(cfg.Fsync))
 		return nil
 	})
 }
