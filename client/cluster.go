@@ -37,13 +37,13 @@ type ClusterClient struct {
 	opts  options
 	seeds []string
 
-	mu      sync.Mutex          // guards the fields below; never held with another lock
-	brokers []string            // seeds first, then those learned; each once
-	ids     map[string]string   // broker id -> address, from BROKER_LIST
-	clients map[string]*Client  // by address, made on first use
-	inUse   string              // the broker unrouted requests go to
-	routes  map[routeKey]string // a shard's leader's address
-	shards  map[Stream]int      // a stream's shard count; 0: unknown, not asked again until a redirect
+	mu      sync.Mutex           // guards the fields below; never held with another lock
+	brokers []string             // seeds first, then those learned; each once
+	ids     map[string]string    // broker id -> address, from BROKER_LIST
+	clients map[string]*Client   // by address, made on first use
+	inUse   string               // the broker unrouted requests go to
+	routes  map[routeKey]string  // a shard's leader's address
+	shards  map[Stream]placement // what a describe said of a stream
 	subs    map[*ShardedSubscription]struct{}
 	closed  bool
 }
@@ -100,7 +100,7 @@ func DialCluster(ctx context.Context, seeds []string, opts ...Option) (*ClusterC
 
 func newClusterClient(seeds []string, opts []Option) *ClusterClient {
 	c := &ClusterClient{opts: defaultOptions(), ids: map[string]string{}, clients: map[string]*Client{},
-		routes: map[routeKey]string{}, shards: map[Stream]int{}, subs: map[*ShardedSubscription]struct{}{}}
+		routes: map[routeKey]string{}, shards: map[Stream]placement{}, subs: map[*ShardedSubscription]struct{}{}}
 	for _, o := range opts {
 		o(&c.opts)
 	}

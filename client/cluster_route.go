@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/felixbroker/felix/netio/wire"
 )
@@ -70,22 +71,35 @@ func (c *ClusterClient) routed(t target) *Client {
 	return nil
 }
 
+// placement is what the client knows of a stream's shards: their count
+// (0: unknown), and when a describe last failed.
+type placement struct {
+	shards int
+	failed time.Time
+}
+
+// describeRetry is how long a stream whose describe failed is routed
+// through the broker in use before it is described again: a credential
+// that may publish but not describe costs one describe a second, not one
+// a publish.
+const describeRetry = time.Second
+
 // shardCount is the stream's shard count, described on first use; 0 when
 // it could not be learned (the broker in use then routes).
 func (c *ClusterClient) shardCount(ctx context.Context, s Stream) int {
 	c.mu.Lock()
-	n, ok := c.shards[s]
+	p, ok := c.shards[s]
 	c.mu.Unlock()
-	if ok {
-		return n
+	if ok && (p.shards > 0 || c.opts.clock.Now().Sub(p.failed) < describeRetry) {
+		return p.shards
 	}
 	return c.describe(ctx, s)
 }
 
 // describe asks a broker for the stream's shards and their leaders, and
 // remembers them. A failure (a credential that may publish but not
-// describe) is remembered as an unknown shard count, not asked again
-// until a redirect.
+// describe, a broker that has not seen the stream yet) is remembered for
+// describeRetry.
 func (c *ClusterClient) describe(ctx context.Context, s Stream) int {
 	cl, err := c.connect(ctx, "")
 	var info StreamInfo
@@ -95,7 +109,7 @@ func (c *ClusterClient) describe(ctx context.Context, s Stream) int {
 	if err != nil {
 		if ctx.Err() == nil {
 			c.mu.Lock()
-			c.shards[s] = 0
+			c.shards[s] = placement{failed: c.opts.clock.Now()}
 			c.mu.Unlock()
 		}
 		return 0
@@ -153,7 +167,7 @@ func (c *Client) live() bool {
 func (c *ClusterClient) remember(info StreamInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.shards[info.Stream] = len(info.Shards)
+	c.shards[info.Stream] = placement{shards: len(info.Shards)}
 	for _, sh := range info.Shards {
 		k := streamShard(info.Stream, int(sh.Shard))
 		if sh.LeaderAddr != "" {
@@ -169,7 +183,7 @@ func (c *ClusterClient) remember(info StreamInfo) {
 func (c *ClusterClient) forget(s Stream) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := c.shards[s]
+	n := c.shards[s].shards
 	delete(c.shards, s)
 	for i := range n {
 		delete(c.routes, streamShard(s, i))

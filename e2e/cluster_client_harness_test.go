@@ -22,23 +22,45 @@ func startLeasedCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t, store: store.NewMemory(store.MemoryConfig{})}
 	t.Cleanup(func() { c.store.Close() })
+	c.brokers = startBrokers(t, c.store, n, failoverLease)
+	return c
+}
+
+// startBrokers starts n brokers, b0 to b(n-1), on store, with the shard
+// lease given (0: the default), and waits until each sees all of them
+// registered. A benchmark's cluster, as a test's.
+func startBrokers(tb testing.TB, st *store.Memory, n int, lease time.Duration) []*node {
+	tb.Helper()
+	var nodes []*node
 	for i := range n {
 		id := fmt.Sprintf("b%d", i)
 		fs := vfs.NewMem()
 		cfg := fbroker.Config{DataDir: "/data", FS: fs, Net: netio.Config{Addr: "127.0.0.1:0"},
-			Cluster: &fbroker.ClusterConfig{BrokerID: id, Store: c.store, ShardLease: failoverLease, PublishTimeout: 2 * time.Second}}
+			Cluster: &fbroker.ClusterConfig{BrokerID: id, Store: st, ShardLease: lease, PublishTimeout: 2 * time.Second}}
 		b, err := fbroker.Start(cfg)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		nd := &node{id: id, fs: fs, b: b, eng: b.Engine()}
-		t.Cleanup(func() { nd.stop(t) })
-		c.brokers = append(c.brokers, nd)
+		tb.Cleanup(func() { nd.stop(tb) })
+		nodes = append(nodes, nd)
 	}
-	for _, nd := range c.brokers {
-		c.waitView(nd, "every broker registered", func() bool { return len(nd.view().Status().Brokers) == n })
+	for _, nd := range nodes {
+		deadline := time.NewTimer(clusterWait)
+		for {
+			changed := nd.view().Changed()
+			if len(nd.view().Status().Brokers) == n {
+				break
+			}
+			select {
+			case <-changed:
+			case <-deadline.C:
+				tb.Fatalf("%s: not every broker registered within %v", nd.id, clusterWait)
+			}
+		}
+		deadline.Stop()
 	}
-	return c
+	return nodes
 }
 
 // addrs are the client addresses of nodes.
