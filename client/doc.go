@@ -113,6 +113,23 @@
 // does. ResumeOffset, and a *WatchEndedError's, is where ResumeAt picks
 // up with nothing missed.
 //
+// # A cluster
+//
+// DialCluster returns a ClusterClient: the same operations over several
+// brokers (docs/multi-node-client.md). It takes seed addresses, learns
+// the others from BROKER_LIST and never drops a seed; it keeps one Client
+// per broker it has used, routes each request to its shard's leader when
+// it knows it (from DescribeStream and from each not_leader redirect),
+// passes over a broker it cannot reach, and follows a redirect at once.
+// What it sends again follows the operations' names: Publish never
+// resends, PublishAtLeastOnce does, a Producer re-sends safely to the
+// shard's current leader and reports a batch in flight across a failover
+// as ErrUnknownOutcome; reads are retried; what no attempt can fix
+// (Retryable false) is returned at once. SubscribeSharded reads every
+// shard of a stream, one Subscription each, merged with per-shard order,
+// re-establishing a shard that lost its leader while the others deliver;
+// Offsets and ShardedOptions.From resume it, one offset per shard.
+//
 // # Errors
 //
 // A refusal from the broker is a *ServerError carrying the wire code, its
@@ -143,6 +160,11 @@
 // inflight_requests_max or WithInflightMax). A call is registered before
 // its frame is written, so no answer can overtake it. A waiter whose
 // context ends abandons its call; the answer, when it comes, frees the slot.
+//
+// A ClusterClient's retries read time from a clock (the real one; tests
+// give a fake one), and its state (brokers, routes, Clients) is under
+// ClusterClient.mu, never held with another lock; a ShardedSubscription
+// has one goroutine per shard, which owns that shard's Subscription.
 //
 // Lock order: Client.mu is never held with another lock. Subscription.mu,
 // then conn.mu. writer.mu is taken alone. The reader goroutine never waits
