@@ -54,10 +54,9 @@ func TestADeadLetterSurvivesALeaderFailover(t *testing.T) {
 	gc := startGroupCluster(t, group.Options{MaxDeliveries: 1})
 	recs := gc.pollAll("g")
 	rejected, nacked, acked := recs[0], recs[1], recs[2:]
-	gc.onLeader(func(m *group.Manager) error {
-		return errors.Join(m.Reject(gc.key("g"), "c1", []int64{rejected}, "unparseable"),
-			m.Nack(gc.key("g"), "c1", []int64{nacked}, 0), m.Ack(gc.key("g"), "c1", acked))
-	})
+	gc.onLeader(func(m *group.Manager) error { return m.Reject(gc.key("g"), "c1", []int64{rejected}, "unparseable") })
+	gc.onLeader(func(m *group.Manager) error { return m.Nack(gc.key("g"), "c1", []int64{nacked}, 0) })
+	gc.onLeader(func(m *group.Manager) error { return m.Ack(gc.key("g"), "c1", acked) })
 	gc.awaitFollowersHoldTheGroupLogs(2)
 	next := gc.failover()
 
