@@ -84,6 +84,11 @@ func (sh *shard) compactValues() (shardlog.CompactionStats, int64, error) {
 	if err := sh.usable(); err != nil {
 		return shardlog.CompactionStats{}, 0, err
 	}
+	led := sh.led.Load()
+	floor, ok := compactFloor(sh.primary(), sh.leadsAt(led))
+	if !ok {
+		return shardlog.CompactionStats{}, 0, nil // a follower's log is compacted once it leads
+	}
 	now := sh.c.nowNanos()
 	var gone []expiredEntry
 	keep := func(r *segment.Record) bool {
@@ -103,7 +108,7 @@ func (sh *shard) compactValues() (shardlog.CompactionStats, int64, error) {
 		}
 		return true
 	}
-	p, err := sh.log().PrepareCompaction(keep)
+	p, err := sh.log().PrepareCompaction(keepFrom(floor, keep))
 	if errors.Is(err, shardlog.ErrNothingToCompact) {
 		return shardlog.CompactionStats{}, 0, nil
 	}
@@ -114,6 +119,11 @@ func (sh *shard) compactValues() (shardlog.CompactionStats, int64, error) {
 	sh.writeMu.Lock()
 	//lint:ignore SA2001 a barrier: a write the index names is appended before its writer lets go
 	sh.writeMu.Unlock()
+	if !sh.leadsAt(led) { // the decisions were a leadership's that is over
+		sh.compactMu.Unlock()
+		p.Discard()
+		return shardlog.CompactionStats{}, 0, nil
+	}
 	st, err := p.Commit()
 	sh.compactMu.Unlock()
 	if err != nil {

@@ -16,7 +16,9 @@ type Config struct {
 	Shards int `json:"shards"`
 	// Durable keeps the cache's logs in the data directory; a cache that
 	// is not durable keeps them in memory and loses them on exit.
-	Durable           bool                `json:"durable"`
+	Durable bool `json:"durable"`
+	// ReplicationFactor above 1 replicates each shard's logs on that many
+	// brokers (replicate.go): a durable cache in a cluster only.
 	ReplicationFactor int                 `json:"replication_factor"`
 	Fsync             engine.FsyncSetting `json:"fsync"`
 }
@@ -39,8 +41,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Shards < 1 || c.Shards > engine.ShardsMax:
 		return c, fmt.Errorf("%w: shards %d not in 1..%d", ErrInvalidConfig, c.Shards, engine.ShardsMax)
-	case c.ReplicationFactor != 1:
-		return c, fmt.Errorf("%w: replication factor %d: replication is not built yet (each shard has one replica, its leader), so only 1 is served", ErrInvalidConfig, c.ReplicationFactor)
+	case c.ReplicationFactor < 1:
+		return c, fmt.Errorf("%w: replication factor %d: at least 1", ErrInvalidConfig, c.ReplicationFactor)
 	}
 	if _, err := c.Fsync.Mode(shardlog.Periodic(0)); err != nil {
 		return c, fmt.Errorf("%w: %v", ErrInvalidConfig, err)

@@ -51,7 +51,8 @@ type counter struct {
 
 // counterSlot is a shard's counters: a log of their own beside the values
 // (a counter and a cache value sharing a key are unrelated), opened on the
-// first counter operation or at open when the shard has one.
+// first counter operation or at open when the shard has one; a replicated
+// shard's at its open, and held as its part 1 (counter_replicate.go).
 type counterSlot struct {
 	sh *shard
 
@@ -62,7 +63,11 @@ type counterSlot struct {
 	sums     map[string]*counter
 	appended int64
 	failErr  error
-	compacts int64 // log bytes after the last compaction
+	compacts int64     // log bytes after the last compaction
+	gen      uint32    // the generation appends carry
+	lastGen  uint32    // the generation of the log's last record, as the writer knows it
+	part     *heldPart // a replicated shard's part 1; nil otherwise
+	led      uint32    // the generation sums were folded at while leading (0: not yet)
 
 	visMu   sync.Mutex // wakes a get waiting for its add's commit
 	visCond sync.Cond
@@ -104,6 +109,9 @@ func (cs *counterSlot) open() error {
 	l, err := cs.sh.c.store.openLog(cs.sh.c.info, fs, dir, cs.onVisible)
 	if err != nil {
 		return err
+	}
+	if cs.sh.c.replicated() {
+		return cs.openReplicated(fs, dir, l)
 	}
 	sums, err := fold(l)
 	if err != nil {
@@ -170,6 +178,7 @@ func (cs *counterSlot) onVisible(_, _ int64, _ []byte) {
 	cs.visMu.Lock()
 	cs.visCond.Broadcast()
 	cs.visMu.Unlock()
+	cs.sh.moved()
 }
 
 // fail stops the counters: their log failed (a failure for lack of space
@@ -196,6 +205,9 @@ func (cs *counterSlot) add(key []byte, delta int64, w CounterWaiter) error {
 	if err := cs.open(); err != nil {
 		return err
 	}
+	if err := cs.leadLocked(); err != nil {
+		return err
+	}
 	c := cs.sums[string(key)]
 	sum := delta
 	if c != nil {
@@ -212,9 +224,12 @@ func (cs *counterSlot) add(key []byte, delta int64, w CounterWaiter) error {
 	op.entry[0] = shardlog.Entry{Key: key, Value: op.val[:]}
 	l := cs.logs.Log()
 	op.l = l
-	got, err := l.Append(op.entry[:], cs.sh.gen, op)
+	got, err := cs.append(l, op.entry[:], op)
 	if err != nil {
 		op.release()
+		if moved(err) {
+			return cs.leadLost()
+		}
 		cs.logFailed(l, err)
 		return err
 	}
@@ -222,6 +237,7 @@ func (cs *counterSlot) add(key []byte, delta int64, w CounterWaiter) error {
 		panic(fmt.Sprintf("felix/cache: broken invariant: counters log assigned offset %d where its writer expected %d", got, off))
 	}
 	cs.appended = off + 1
+	cs.shipped()
 	if c == nil {
 		c = &counter{checkpoint: -1}
 		cs.sums[string(key)] = c
@@ -244,13 +260,17 @@ func (cs *counterSlot) get(key []byte) (CounterValue, error) {
 		cs.mu.Unlock()
 		return CounterValue{}, err
 	}
+	if err := cs.leadLocked(); err != nil {
+		cs.mu.Unlock()
+		return CounterValue{}, err
+	}
 	c := cs.sums[string(key)]
 	if c == nil {
 		cs.mu.Unlock()
 		return CounterValue{}, nil
 	}
 	v := CounterValue{Exists: true, Sum: c.sum, Offset: c.last}
-	l := cs.logs.Log()
+	l, led, replicated := cs.logs.Log(), cs.led, cs.part != nil
 	cs.mu.Unlock()
 	cs.visMu.Lock()
 	defer cs.visMu.Unlock()
@@ -259,6 +279,9 @@ func (cs *counterSlot) get(key []byte) (CounterValue, error) {
 	}
 	if l.End() <= v.Offset {
 		return CounterValue{}, cs.visErr
+	}
+	if replicated && !cs.sh.leadsAt(led) { // a replicated shard answers only while it leads
+		return CounterValue{}, cs.sh.c.notLeader(cs.sh.index)
 	}
 	return v, nil
 }
@@ -279,18 +302,23 @@ func (cs *counterSlot) compact() (shardlog.CompactionStats, error) {
 	h.Lock() // no reopen while the log is compacted
 	defer h.Unlock()
 	cs.mu.Lock()
+	floor, ok := cs.compactFloor()
+	if !ok {
+		cs.mu.Unlock()
+		return shardlog.CompactionStats{}, nil // a follower's log is compacted once it leads
+	}
 	err := cs.checkpointAll()
 	l := h.Log()
 	cs.mu.Unlock()
 	if err != nil {
 		return shardlog.CompactionStats{}, err
 	}
-	st, err := l.Compact(func(r *segment.Record) bool {
+	st, err := l.Compact(keepFrom(floor, func(r *segment.Record) bool {
 		cs.mu.Lock()
 		defer cs.mu.Unlock()
 		c := cs.sums[string(r.Key)]
 		return c == nil || r.Offset >= c.checkpoint
-	})
+	}))
 	if errors.Is(err, shardlog.ErrNothingToCompact) {
 		return st, nil
 	}
@@ -324,11 +352,15 @@ func (cs *counterSlot) checkpointAll() error {
 			entries[i] = shardlog.Entry{Key: []byte(k), Value: v, Flags: segment.FlagControl}
 		}
 		l := cs.logs.Log()
-		first, err := l.Append(entries, cs.sh.gen, nil)
+		first, err := cs.append(l, entries, nil)
 		if err != nil {
+			if moved(err) {
+				return cs.leadLost()
+			}
 			cs.logFailed(l, err)
 			return err
 		}
+		cs.shipped()
 		for i, k := range keys[:n] {
 			c := cs.sums[k]
 			c.checkpoint, c.dirty = first+int64(i), false
@@ -364,6 +396,9 @@ func (cs *counterSlot) close(err error) error {
 	h := cs.logs
 	if h != nil {
 		cs.fail(err)
+	}
+	if cs.part != nil {
+		cs.part.release() // the replica lets go of the log before it closes
 	}
 	cs.mu.Unlock()
 	if h == nil {

@@ -180,8 +180,9 @@
 //
 // Every write (put, delete, counter add) on a held shard then asks
 // engine.Ownership about it, and is refused with an *engine.NotLeaderError
-// when this broker does not lead it; a get or a watch of a held shard is
-// served here, whoever leads it.
+// when this broker does not lead it; a get or a watch of a held shard of a
+// cache of one replica is served here, whoever leads it (a replicated
+// shard's only while it leads: see Replication).
 //
 // Store.Reconcile brings the open set in line with the catalog and the
 // placement, both of which a cluster's control plane changes: a cache
@@ -197,6 +198,49 @@
 // reconciled, and the next Reconcile tries it again. Drop of a cache the
 // catalog no longer has (dropped through a shared catalog) still stops it
 // and removes its files.
+//
+// # Replication
+//
+// A cache created with a replication factor above 1 (durable, and only
+// with Options.Replication: a store alone refuses it at Create) has each
+// shard on that many brokers, all of which Placement says hold it. On
+// each, both of the shard's logs are opened at once, the counters' too
+// (so a follower holds it before the first add), and held through
+// engine.PartReplication.HoldPart as parts engine.PartCacheValues (0, the
+// shard's primary) and engine.PartCounters (1), under the cache's own
+// name (engine.StreamID{tenant, namespace, name}: the cluster's object,
+// not the "cache:" OwnershipID). Replication is at the Leader level: the
+// replica ships what the owner appends and, on a follower, appends the
+// leader's records itself (shardlog AppendAt) and truncates where a new
+// leader's log differs. So the owner (replicate.go, counter_replicate.go):
+//
+//   - serves a shard (a write, a get, a watch, a counter add or get) only
+//     while part 0's Leading says ok, and otherwise answers
+//     *engine.NotLeaderError naming the leader Options.Owner knows;
+//   - when the generation Leading returns is not the one the shard was
+//     built at, syncs the log (every record the replica appended is then
+//     visible), rebuilds the index and folds the counters from the logs
+//     as a restart does, and ends the watches of the earlier leadership;
+//   - appends at that generation with AppendAt at the offset its writer
+//     expects, after the generation of its last record, so a log the
+//     replica moved between the check and the append (the leadership
+//     ended meanwhile) refuses the write whole (redirected; the shard is
+//     built again when it next leads), and calls Part.Appended after each
+//     append so the replica ships it at once; a write is acknowledged, as
+//     on a broker alone, once the local log has it at the FsyncMode;
+//   - hands to the watches only what becomes visible while it leads at
+//     the generation it was built at: a follower's appends reach no watch,
+//     and end the watches of the leadership that is over (as Reconcile
+//     does on seeing the shard lead no more), so their clients watch again
+//     at the new leader, where a retained watch is served from the rebuilt
+//     index;
+//   - compacts a log only while it leads, keeping every record at or above
+//     Part.CompactBelow (a follower's logs are compacted once it leads);
+//   - releases a part before its log closes, and holds a log the Healer
+//     reopened in place of the failed one (Release, then HoldPart).
+//
+// Cache.LogEnds tells where this broker's logs of a shard end, leading or
+// following, with a channel closed when they move.
 //
 // # Locks and goroutines
 //
@@ -216,6 +260,17 @@
 //	                                       writeMu -> a value cache stripe's mu
 //	                                       writeMu -> visMu (a leaf)
 //	compactRunning -> counters.logs -> counterSlot.mu -> counterSlot.visMu
+//	endMu: a leaf, taken by both logs' OnVisible (LogEnds)
+//
+// A replicated shard calls Part.Leading under writeMu, under watchMu
+// (registering a watch), under counterSlot.mu, and on the committers
+// (OnVisible), so Leading must take no lock the replica holds while it
+// appends to the log or waits for it. A new leadership's rebuild runs
+// under writeMu and waits for the values log's Sync, which waits for the
+// committer: the committer (OnVisible, a write's waiter) takes visMu,
+// endMu, watchMu and Watch.mu, never writeMu. An add's waiter does take
+// counterSlot.mu when its flush failed, so the counters' Sync runs with
+// counterSlot.mu let go of, and the fold under it.
 //
 // A value cache stripe's mu is taken alone by gets, under writeMu by
 // writers (never with ixMu held), and never with another stripe's.

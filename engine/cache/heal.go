@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 
+	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/shardlog"
 )
 
@@ -29,9 +30,16 @@ func (sh *shard) logFailed(l *shardlog.Log, err error) {
 // records n recovered past old's end to the live watches (so they see no
 // gap: nothing new can be visible on n before), and lets the shard serve
 // again. A reopened log it cannot read back leaves the shard stopped with
-// that error.
+// that error. A replicated shard's replica lets go of old and holds n
+// first (one that cannot is an error: n is closed, the reopen tried
+// again), and its watches are handed the recovered records only while it
+// still leads at the generation it was built at (else they end: the
+// leadership they belong to is over).
 func (sh *shard) takeLog(old, n *shardlog.Log) error {
 	if err := sh.usable(); closing(err) {
+		return err
+	}
+	if err := sh.reholdValues(n); err != nil {
 		return err
 	}
 	recovered, err := shardlog.Recovered(old, n)
@@ -48,9 +56,29 @@ func (sh *shard) takeLog(old, n *shardlog.Log) error {
 	defer sh.writeMu.Unlock()
 	sh.install(fresh)
 	sh.watchMu.Lock()
-	sh.fanOutLocked(recovered)
+	if sh.leadsAt(sh.led.Load()) {
+		sh.fanOutLocked(recovered)
+	} else {
+		sh.endLeadershipLocked()
+	}
 	sh.watchMu.Unlock()
 	sh.revive()
+	return nil
+}
+
+// reholdValues holds n, the values log reopened, as the replicated
+// shard's part 0 in place of the old log.
+func (sh *shard) reholdValues(n *shardlog.Log) error {
+	p := sh.primary()
+	if p == nil {
+		return nil
+	}
+	fs, root := sh.c.store.fsFor(sh.c.info.Config)
+	np, err := sh.c.rehold(p, sh.index, engine.PartCacheValues, fs, valuesDir(root, sh.c.info.ID, sh.index), n)
+	if err != nil {
+		return err
+	}
+	sh.valuesPart.Store(np)
 	return nil
 }
 
@@ -76,7 +104,7 @@ func (sh *shard) install(fresh *shard) {
 	sh.ixMu.Lock()
 	sh.ix.main, sh.ix.collide = fresh.ix.main, fresh.ix.collide
 	sh.ixMu.Unlock()
-	sh.appended = fresh.appended
+	sh.appended, sh.lastGen = fresh.appended, sh.log().LastGeneration()
 	sh.pending = pendingRing{slots: sh.pending.slots}
 	sh.valueNo.Store(fresh.valueNo.Load())
 	if fresh.expiries.Load() {
@@ -129,6 +157,9 @@ func (cs *counterSlot) takeLog(_, n *shardlog.Log) error {
 	if closing(cs.failErr) {
 		return cs.failErr
 	}
+	if err := cs.rehold(n); err != nil {
+		return err
+	}
 	cs.logs.Swap(n)
 	if err != nil {
 		cs.failErr = cs.foldError(err)
@@ -138,6 +169,7 @@ func (cs *counterSlot) takeLog(_, n *shardlog.Log) error {
 		return nil
 	}
 	cs.sums, cs.appended, cs.compacts, cs.failErr = sums, n.End(), n.Stats().Bytes, nil
+	cs.lastGen = n.LastGeneration()
 	cs.visMu.Lock()
 	cs.visErr = nil
 	cs.visMu.Unlock()

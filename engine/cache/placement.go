@@ -60,6 +60,9 @@ func (s *Store) newCache(info Info) (*Cache, error) {
 	if info.Config.Durable && !s.Durable() {
 		return nil, fmt.Errorf("felix/cache: opening %s: %w", info.ID, ErrNoStorage)
 	}
+	if err := s.checkReplication(info.Config); err != nil {
+		return nil, fmt.Errorf("felix/cache: opening %s: %w", info.ID, err)
+	}
 	return &Cache{store: s, info: info, ownerID: info.ID.OwnershipID(),
 		shards: make([]shardSlot, info.Config.Shards)}, nil
 }
@@ -82,6 +85,8 @@ func (c *Cache) reconcile() error {
 		switch {
 		case held && sh == nil:
 			errs = append(errs, c.openSlot(i))
+		case held:
+			sh.poke() // a replicated shard follows its leadership (replicate.go)
 		case !held && sh != nil:
 			errs = append(errs, c.release(i, sh))
 		case !held:

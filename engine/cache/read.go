@@ -34,8 +34,32 @@ func putReadBuf(b *readBuf) {
 // racing a write of the same key waits for that write's commit; a lookup
 // that loses a race with a later write (its record superseded and
 // compacted away meanwhile) looks again. A main entry is confirmed by the
-// record's key, so a get never answers with another key's value.
+// record's key, so a get never answers with another key's value. A
+// replicated shard answers only while it leads, from start to answer
+// (replicate.go).
 func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
+	if sh.primary() == nil {
+		return sh.getLocal(fp, key, dst)
+	}
+	if err := sh.usable(); err != nil {
+		return Item{}, err
+	}
+	if err := sh.serving(); err != nil {
+		return Item{}, err
+	}
+	led := sh.led.Load()
+	it, err := sh.getLocal(fp, key, dst)
+	if err == nil {
+		err = sh.readLeads(led)
+	}
+	if err != nil {
+		return Item{}, err
+	}
+	return it, nil
+}
+
+// getLocal is get from this broker's index and log as they are.
+func (sh *shard) getLocal(fp fingerprint, key, dst []byte) (Item, error) {
 	buf := readBufs.Get().(*readBuf)
 	defer putReadBuf(buf)
 	for {

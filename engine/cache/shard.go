@@ -17,7 +17,15 @@ type shard struct {
 	c     *Cache
 	index int
 	logs  *shardlog.Healer // the values log, reopened once space is back (heal.go)
-	gen   uint32
+	gen   uint32           // the catalog's generation: a cache of one replica appends at it
+
+	// A replicated shard's part 0, its values log as held by
+	// Options.Replication (nil for a cache of one replica; replaced with
+	// the log, heal.go), and the generation the shard was last built at
+	// while leading (0: not yet), set under writeMu and watchMu
+	// (replicate.go).
+	valuesPart atomic.Pointer[heldPart]
+	led        atomic.Uint32
 
 	values  *valueCache   // the store's; nil when off
 	valueNo atomic.Uint64 // this shard's number there, new at each open and reopen
@@ -26,6 +34,8 @@ type shard struct {
 	// index update and the append happen under it, so the index always
 	// names the newest write and offsets are assigned in index order.
 	writeMu  sync.Mutex
+	writeGen uint32      // the generation appends carry: gen, or the one a replicated shard leads at
+	lastGen  uint32      // the generation of the log's last record, as the writer knows it
 	appended int64       // the offset the next append gets
 	pending  pendingRing // writes appended and not yet visible
 	frame    []byte      // scratch: a value framed with its expiry
@@ -62,15 +72,19 @@ type shard struct {
 	watches map[*Watch]struct{}
 	stopped error
 
+	endMu    sync.Mutex    // a leaf: guards endMoved
+	endMoved chan struct{} // closed when a log moves, once LogEnds handed it out
+
 	counters counterSlot
 }
 
 func newShard(c *Cache, index int) *shard {
-	sh := &shard{c: c, index: index, gen: c.info.Generation, ix: newIndex(), watches: map[*Watch]struct{}{},
-		values: c.store.values}
+	sh := &shard{c: c, index: index, gen: c.info.Generation, writeGen: c.info.Generation, ix: newIndex(),
+		watches: map[*Watch]struct{}{}, values: c.store.values}
 	sh.valueNo.Store(c.store.opened.Add(1))
 	sh.visCond.L = &sh.visMu
 	sh.counters.sh = sh
+	sh.counters.gen = c.info.Generation
 	sh.counters.visCond.L = &sh.counters.visMu
 	return sh
 }
@@ -146,12 +160,17 @@ func (sh *shard) waitVisible(off int64) error {
 }
 
 // onVisible runs on the log's committer each time records become visible:
-// it wakes waiting readers, then hands the records to the watches.
+// it wakes waiting readers and whoever waits for the log to move
+// (LogEnds), then hands the records to the watches, unless they are a
+// follower's (replicate.go: the replica's appends reach no watch).
 func (sh *shard) onVisible(_, _ int64, records []byte) {
 	sh.visMu.Lock()
 	sh.visCond.Broadcast()
 	sh.visMu.Unlock()
-	sh.fanOut(records)
+	sh.moved()
+	if sh.ownRecords() {
+		sh.fanOut(records)
+	}
 }
 
 // readRecord reads the record at off into dst (appending) without waiting.
@@ -178,6 +197,9 @@ func (sh *shard) stop(err error) error {
 	sh.endWatches(err)
 	sh.compactRunning.Lock() // let a running compaction finish first
 	defer sh.compactRunning.Unlock()
+	if p := sh.primary(); p != nil {
+		p.release() // the replica lets go of the log before it closes
+	}
 	errs := sh.counters.close(err)
 	if cerr := sh.logs.Close(); errs == nil {
 		errs = cerr

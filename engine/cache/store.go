@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache/volatile"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/segment/vfs"
@@ -78,6 +79,9 @@ func (s *Store) Create(id ID, cfg Config) (Info, error) {
 	if cfg.Durable && !s.Durable() {
 		return Info{}, ErrNoStorage
 	}
+	if err := s.checkReplication(cfg); err != nil {
+		return Info{}, err
+	}
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
 	if err := s.absent(id); err != nil {
@@ -94,7 +98,8 @@ func (s *Store) Create(id ID, cfg Config) (Info, error) {
 	s.mu.Lock()
 	s.caches[id] = c
 	s.mu.Unlock()
-	s.opts.Logger.Info("cache created", "cache", id.String(), "shards", cfg.Shards, "durable", cfg.Durable)
+	s.opts.Logger.Info("cache created", "cache", id.String(), "shards", cfg.Shards, "durable", cfg.Durable,
+		"replication_factor", cfg.ReplicationFactor)
 	return info, nil
 }
 
@@ -201,7 +206,8 @@ func (s *Store) openCache(info Info) (*Cache, error) {
 }
 
 // openShard opens a shard's log and rebuilds its index, and opens its
-// counters when it has any.
+// counters when it has any; a replicated shard's logs are held instead,
+// both of them, and built once it leads (replicate.go).
 func (s *Store) openShard(c *Cache, i int) (*shard, error) {
 	sh := newShard(c, i)
 	fs, root := s.fsFor(c.info.Config)
@@ -210,6 +216,12 @@ func (s *Store) openShard(c *Cache, i int) (*shard, error) {
 		return nil, err
 	}
 	sh.logs = shardlog.NewHealer(l, sh.takeLog, nil) // heal.go
+	if c.replicated() {
+		if err := s.holdShard(sh, fs, valuesDir(root, c.info.ID, i), l); err != nil {
+			return nil, err
+		}
+		return sh, nil
+	}
 	began := time.Now()
 	records, err := sh.rebuild()
 	if err != nil {
@@ -224,6 +236,26 @@ func (s *Store) openShard(c *Cache, i int) (*shard, error) {
 	s.opts.Logger.Info("cache shard open", "cache", c.info.ID.String(), "shard", i, "records", records,
 		"keys", sh.ix.len(), "rebuild", time.Since(began))
 	return sh, nil
+}
+
+// holdShard holds a replicated shard's values log l and opens its
+// counters log, held too; on an error both are let go of and closed.
+func (s *Store) holdShard(sh *shard, fs vfs.FS, dir string, l *shardlog.Log) error {
+	p, err := sh.c.hold(sh.index, engine.PartCacheValues, fs, dir, l)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	sh.valuesPart.Store(p)
+	sh.compactedBytes.Store(l.Stats().Bytes)
+	if err := sh.counters.openEager(); err != nil {
+		p.release()
+		l.Close()
+		return err
+	}
+	s.opts.Logger.Info("cache shard open, replicated", "cache", sh.c.info.ID.String(), "shard", sh.index,
+		"end", l.End(), "counters_end", sh.counters.end())
+	return nil
 }
 
 func (s *Store) openLog(info Info, fs vfs.FS, dir string, onVisible func(int64, int64, []byte)) (*shardlog.Log, error) {

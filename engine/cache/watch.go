@@ -100,6 +100,10 @@ func (c *Cache) Watch(opts WatchOptions) (*Watch, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := sh.serving(); err != nil {
+		return nil, err
+	}
+	led := sh.led.Load()
 	o := c.store.opts
 	w := &Watch{sh: sh, key: bytes.Clone(opts.Key), prefix: opts.Prefix, notify: make(chan struct{}, 1)}
 	w.queue = eventQueue{maxEvents: cmp0(opts.QueueEvents, o.WatchQueueEvents), maxBytes: cmp0(opts.QueueBytes, o.WatchQueueBytes)}
@@ -111,6 +115,9 @@ func (c *Cache) Watch(opts WatchOptions) (*Watch, error) {
 		err = sh.startResume(w, opts.Offset)
 	default:
 		err = sh.startLive(w)
+	}
+	if err == nil {
+		err = sh.readLeads(led) // what it read, it read while the shard led
 	}
 	if err != nil {
 		w.Close()
@@ -159,8 +166,8 @@ func (w *Watch) matches(key []byte) bool {
 func (sh *shard) startLive(w *Watch) error {
 	sh.watchMu.Lock()
 	defer sh.watchMu.Unlock()
-	if sh.stopped != nil {
-		return sh.stopped
+	if err := sh.registrable(); err != nil {
+		return err
 	}
 	w.next, w.live = sh.log().End(), true
 	w.start.StartOffset = w.next
@@ -180,8 +187,11 @@ func (sh *shard) startResume(w *Watch, offset int64) error {
 	}
 	sh.watchMu.Lock()
 	defer sh.watchMu.Unlock()
-	if sh.stopped != nil {
-		return sh.stopped
+	if err := sh.registrable(); err != nil {
+		return err
+	}
+	if end := sh.log().End(); offset > end { // a new leadership's log may be shorter
+		return &OffsetError{Offset: offset, End: end}
 	}
 	w.next, w.start.StartOffset = offset, offset
 	sh.watches[w] = struct{}{}

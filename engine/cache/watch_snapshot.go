@@ -46,6 +46,9 @@ func (sh *shard) cutAndRegister(w *Watch) (cut, keyOff int64, err error) {
 	if err := sh.usable(); err != nil {
 		return 0, 0, err
 	}
+	if err := sh.leadLocked(); err != nil {
+		return 0, 0, err
+	}
 	keyOff = -1
 	if !w.prefix {
 		st, err := sh.current(sh.ix.fingerprint(keyHash(w.key), w.key), w.key, sh.c.nowNanos(), preRead{})
@@ -59,8 +62,8 @@ func (sh *shard) cutAndRegister(w *Watch) (cut, keyOff int64, err error) {
 	cut = sh.appended
 	sh.watchMu.Lock()
 	defer sh.watchMu.Unlock()
-	if sh.stopped != nil {
-		return 0, 0, sh.stopped
+	if err := sh.registrable(); err != nil {
+		return 0, 0, err
 	}
 	w.mu.Lock()
 	w.next, w.live = cut, true

@@ -97,7 +97,7 @@ func (sh *shard) current(fp fingerprint, key []byte, now int64, pre preRead) (st
 		return state{entry: true, found: true, offset: f.off, slot: f.slot}, nil
 	}
 	rec := pre.head
-	if !pre.valid || pre.off != f.off || pre.exact != f.exact {
+	if !pre.valid || pre.off != f.off || pre.exact != f.exact || pre.no != sh.valueNo.Load() {
 		var err error
 		if rec, err = sh.head(f.off, key, f.exact); err != nil {
 			return state{}, err
@@ -148,11 +148,14 @@ func (sh *shard) head(off int64, key []byte, exact bool) (recordHead, error) {
 // preRead is the record a writer's key's index entry named, read before
 // the writer lock when the writer will need it (its value has an expiry),
 // so the writers of a shard read in parallel and hold the lock only to
-// decide and append.
+// decide and append. no is the shard's value cache number when it was
+// read: a rebuild since (heal.go, replicate.go) renumbers the shard, and
+// the offset may then hold another record.
 type preRead struct {
 	valid bool
 	off   int64
 	exact bool
+	no    uint64
 	head  recordHead
 }
 
@@ -160,14 +163,15 @@ func (sh *shard) preRead(fp fingerprint, key []byte) preRead {
 	if !sh.expiries.Load() || sh.usable() != nil {
 		return preRead{} // no value of the shard has an expiry: nothing to read
 	}
+	no := sh.valueNo.Load() // before the lookup: a rebuild renumbers after it puts its index in
 	sh.ixMu.RLock()
 	f := sh.ix.lookup(fp, key)
 	sh.ixMu.RUnlock()
 	if !f.ok || !f.expires || f.off >= sh.log().End() {
 		return preRead{}
 	}
-	if c, _ := sh.values.lookup(sh.valueNo.Load(), f.off, key, nil, false); c.ok {
-		return preRead{valid: true, off: f.off, exact: f.exact,
+	if c, _ := sh.values.lookup(no, f.off, key, nil, false); c.ok {
+		return preRead{valid: true, off: f.off, exact: f.exact, no: no,
 			head: recordHead{present: true, same: c.sameKey, expiresAt: c.expiresAt}}
 	}
 	buf := readBufs.Get().(*readBuf)
@@ -177,7 +181,7 @@ func (sh *shard) preRead(fp fingerprint, key []byte) preRead {
 	if err != nil {
 		return preRead{}
 	}
-	p := preRead{valid: true, off: f.off, exact: f.exact}
+	p := preRead{valid: true, off: f.off, exact: f.exact, no: no}
 	if present {
 		if p.head, err = headOf(&r, key, f.exact); err != nil {
 			return preRead{}
@@ -194,6 +198,9 @@ func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Co
 	sh.writeMu.Lock()
 	defer sh.writeMu.Unlock()
 	if err := sh.writable(); err != nil {
+		return err
+	}
+	if err := sh.leadLocked(); err != nil {
 		return err
 	}
 	st, err := sh.current(fp, key, sh.c.nowNanos(), pre)
@@ -234,6 +241,9 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, 
 	if err := sh.writable(); err != nil {
 		return err
 	}
+	if err := sh.leadLocked(); err != nil {
+		return err
+	}
 	st, err := sh.current(fp, key, sh.c.nowNanos(), pre)
 	if err != nil {
 		return err
@@ -257,7 +267,9 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, 
 // the committer unless wake is false (then the caller must flushOrWake
 // once it has let go of writeMu). A refused append (a failed or closing
 // log) stops the shard: the index already names the offset, and only a
-// reopen rebuilds it from disk.
+// reopen rebuilds it from disk. A replicated shard appends with AppendAt
+// at that offset, after the generation of its last record, so a log its
+// replica moved meanwhile refuses the record (replicate.go: leadLost).
 func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Written, w WriteWaiter, wake bool) error {
 	op := writeOps.Get().(*writeOp)
 	l := sh.log()
@@ -265,22 +277,31 @@ func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Writ
 	op.entry[0] = shardlog.Entry{Key: key, Value: val, Flags: flags}
 	var off int64
 	var err error
-	if wake {
-		off, err = l.Append(op.entry[:], sh.gen, op)
-	} else {
-		off, err = l.AppendWithoutWake(op.entry[:], sh.gen, op)
+	switch {
+	case sh.primary() != nil:
+		off, err = res.Offset, l.AppendAt(res.Offset, sh.lastGen, op.entry[:], sh.writeGen, op)
+	case wake:
+		off, err = l.Append(op.entry[:], sh.writeGen, op)
+	default:
+		off, err = l.AppendWithoutWake(op.entry[:], sh.writeGen, op)
 	}
 	if err != nil {
 		op.release()
+		if moved(err) {
+			return sh.leadLost()
+		}
 		sh.logFailed(l, err)
 		return sh.refused(err)
 	}
 	if off != res.Offset {
 		panic(fmt.Sprintf("felix/cache: broken invariant: shard log assigned offset %d where its writer expected %d", off, res.Offset))
 	}
-	sh.appended = off + 1
+	sh.appended, sh.lastGen = off+1, sh.writeGen
 	sh.pending.trim(sh.log().End())
 	sh.pending.push(off, key, expiresAt)
+	if p := sh.primary(); p != nil {
+		p.Appended() // the replica ships it now
+	}
 	return nil
 }
 

@@ -1,0 +1,167 @@
+package cache
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// fakeReplication is an engine.PartReplication whose leadership a test
+// sets per shard (both parts follow it, as they do in a cluster), and
+// whose follower a test plays by appending another leader's records.
+type fakeReplication struct {
+	mu    sync.Mutex
+	held  map[partKey]*fakePart // the parts held now
+	holds []engine.PartLog      // every HoldPart, in order
+	lead  map[int]*leadership
+}
+
+type partKey struct{ shard, part int }
+
+// leadership is a shard's answer to Leading.
+type leadership struct {
+	gen atomic.Uint32
+	ok  atomic.Bool
+}
+
+// fakePart is one held part.
+type fakePart struct {
+	r        *fakeReplication
+	pl       engine.PartLog
+	lead     *leadership
+	appended atomic.Int64 // Appended calls
+	below    atomic.Int64 // what CompactBelow answers
+	released atomic.Bool
+}
+
+func newFakeReplication() *fakeReplication {
+	return &fakeReplication{held: map[partKey]*fakePart{}, lead: map[int]*leadership{}}
+}
+
+// leadershipOf is shard's leadership, made on first use (following).
+func (r *fakeReplication) leadershipOf(shard int) *leadership {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.lead[shard]
+	if l == nil {
+		l = &leadership{}
+		r.lead[shard] = l
+	}
+	return l
+}
+
+func (r *fakeReplication) HoldPart(pl engine.PartLog) (engine.Part, error) {
+	p := &fakePart{r: r, pl: pl, lead: r.leadershipOf(pl.Shard)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held[partKey{pl.Shard, pl.Part}] = p
+	r.holds = append(r.holds, pl)
+	return p, nil
+}
+
+// leads makes this broker lead shard at gen.
+func (r *fakeReplication) leads(shard int, gen uint32) {
+	l := r.leadershipOf(shard)
+	l.gen.Store(gen)
+	l.ok.Store(true)
+}
+
+// follows makes this broker a follower of shard at gen.
+func (r *fakeReplication) follows(shard int, gen uint32) {
+	l := r.leadershipOf(shard)
+	l.ok.Store(false)
+	l.gen.Store(gen)
+}
+
+// part is the part held now, or fails the test.
+func (r *fakeReplication) part(t testing.TB, shard, part int) *fakePart {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.held[partKey{shard, part}]
+	if p == nil {
+		t.Fatalf("shard %d part %d is not held", shard, part)
+	}
+	return p
+}
+
+func (p *fakePart) Leading() (uint32, bool) {
+	if p.released.Load() {
+		return 0, false
+	}
+	return p.lead.gen.Load(), p.lead.ok.Load()
+}
+
+func (p *fakePart) Appended()           { p.appended.Add(1) }
+func (p *fakePart) CompactBelow() int64 { return p.below.Load() }
+func (p *fakePart) Release()            { p.released.Store(true) }
+
+// follow appends entries to the part's log as a follower's replica does:
+// at the log's end, after its last record, under gen, and waits for them
+// to be acknowledged.
+func (p *fakePart) follow(t testing.TB, gen uint32, entries ...shardlog.Entry) {
+	t.Helper()
+	l := p.pl.Log
+	done := make(chan error, 1)
+	first := l.Stats().Appended
+	if err := l.AppendAt(first, l.LastGeneration(), entries, gen, waitFunc(func(err error) { done <- err })); err != nil {
+		t.Fatalf("a follower's AppendAt at %d: %v", first, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("a follower's AppendAt at %d: %v", first, err)
+	}
+}
+
+// records reads every record of the part's log.
+func (p *fakePart) records(t testing.TB) []segment.Record {
+	t.Helper()
+	l := p.pl.Log
+	var out []segment.Record
+	for from := l.Start(); from < l.End(); {
+		b, next, err := l.Read(from, 1<<20, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := segment.NewIter(b)
+		for r, ok := it.Next(); ok; r, ok = it.Next() {
+			out = append(out, r)
+		}
+		from = next
+	}
+	return out
+}
+
+type waitFunc func(err error)
+
+func (f waitFunc) Committed(_, _ int64, err error) { f(err) }
+
+// valueEntry is a put of key without an expiry, as a leader writes it.
+func valueEntry(key, value string) shardlog.Entry {
+	return shardlog.Entry{Key: []byte(key), Value: []byte(value)}
+}
+
+// addEntry is a counter add, as a leader writes it.
+func addEntry(key string, delta int64) shardlog.Entry {
+	return shardlog.Entry{Key: []byte(key), Value: binary.LittleEndian.AppendUint64(nil, uint64(delta))}
+}
+
+// replicatedStore opens a store on fs replicating through r, closed at
+// the test's end, and creates the test cache of replication factor 3.
+func replicatedStore(t *testing.T, fs vfs.FS, r *fakeReplication, cfg Config) (*Store, *Cache) {
+	t.Helper()
+	o := testOptions(fs, nil)
+	o.Replication = r
+	s := openStore(t, o)
+	t.Cleanup(func() { s.Close() })
+	cfg.Durable, cfg.ReplicationFactor = true, 3
+	if _, err := s.Create(cid, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return s, mustCache(t, s)
+}
