@@ -150,3 +150,19 @@ func (cs *counterSlot) rehold(n *shardlog.Log) error {
 	cs.part = p
 	return nil
 }
+
+// reholdCurrent holds the counters log again as it is, after the shard's
+// primary was held anew (reholdValues). A failure stops the counters:
+// they would append to a log nothing replicates.
+func (cs *counterSlot) reholdCurrent() error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.part == nil || cs.logs == nil {
+		return nil
+	}
+	if err := cs.rehold(cs.logs.Log()); err != nil {
+		cs.fail(err)
+		return err
+	}
+	return nil
+}

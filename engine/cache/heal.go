@@ -67,7 +67,10 @@ func (sh *shard) takeLog(old, n *shardlog.Log) error {
 }
 
 // reholdValues holds n, the values log reopened, as the replicated
-// shard's part 0 in place of the old log.
+// shard's part 0 in place of the old log, and then its counters log
+// again: letting go of a shard's primary may let go of its other parts
+// too (the broker's replication does). Counters that cannot be held again
+// stop; the values serve on.
 func (sh *shard) reholdValues(n *shardlog.Log) error {
 	p := sh.primary()
 	if p == nil {
@@ -79,6 +82,10 @@ func (sh *shard) reholdValues(n *shardlog.Log) error {
 		return err
 	}
 	sh.valuesPart.Store(np)
+	if err := sh.counters.reholdCurrent(); err != nil {
+		sh.c.store.opts.Logger.Error("cache shard's counters stopped: their log could not be held again with the reopened values log",
+			"cache", sh.c.info.ID.String(), "shard", sh.index, "err", err)
+	}
 	return nil
 }
 

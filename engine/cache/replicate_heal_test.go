@@ -47,11 +47,15 @@ func TestAReplicatedShardsReopenedLogsAreHeldAgain(t *testing.T) {
 		efs.Clear()
 		time.Sleep(shardlog.HealBackoffMax)
 		synctest.Wait()
+		sh := c.held(0)
 		for part, old := range before {
 			now := r.part(t, 0, part)
-			if now == old || !old.released.Load() || now.pl.Log == old.pl.Log {
+			if now == old || !old.released.Load() || now.released.Load() {
 				t.Fatalf("part %d after its log was reopened: the old part released %v, a new one held %v",
-					part, old.released.Load(), now != old)
+					part, old.released.Load(), now != old && !now.released.Load())
+			}
+			if log := []*shardlog.Log{sh.log(), sh.counters.logs.Log()}[part]; now.pl.Log != log || log == old.pl.Log {
+				t.Fatalf("part %d after its log was reopened holds another log than the shard's", part)
 			}
 		}
 		wantValues(t, c, acked)

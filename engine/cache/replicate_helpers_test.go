@@ -98,9 +98,28 @@ func (p *fakePart) Leading() (uint32, bool) {
 	return p.lead.gen.Load(), p.lead.ok.Load()
 }
 
-func (p *fakePart) Appended()           { p.appended.Add(1) }
+func (p *fakePart) Appended() {
+	if !p.released.Load() {
+		p.appended.Add(1)
+	}
+}
+
 func (p *fakePart) CompactBelow() int64 { return p.below.Load() }
-func (p *fakePart) Release()            { p.released.Store(true) }
+// Release lets go of the part; of a shard's primary, of every part of
+// the shard, as the broker's replication does.
+func (p *fakePart) Release() {
+	p.released.Store(true)
+	if p.pl.Part != engine.PartCacheValues {
+		return
+	}
+	p.r.mu.Lock()
+	defer p.r.mu.Unlock()
+	for k, q := range p.r.held {
+		if k.shard == p.pl.Shard {
+			q.released.Store(true)
+		}
+	}
+}
 
 // follow appends entries to the part's log as a follower's replica does:
 // at the log's end, after its last record, under gen, and waits for them

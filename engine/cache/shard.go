@@ -197,10 +197,10 @@ func (sh *shard) stop(err error) error {
 	sh.endWatches(err)
 	sh.compactRunning.Lock() // let a running compaction finish first
 	defer sh.compactRunning.Unlock()
+	errs := sh.counters.close(err) // its part let go of first, then the shard's primary
 	if p := sh.primary(); p != nil {
 		p.release() // the replica lets go of the log before it closes
 	}
-	errs := sh.counters.close(err)
 	if cerr := sh.logs.Close(); errs == nil {
 		errs = cerr
 	}
