@@ -105,6 +105,7 @@ func (p *fakePart) Appended() {
 }
 
 func (p *fakePart) CompactBelow() int64 { return p.below.Load() }
+
 // Release lets go of the part; of a shard's primary, of every part of
 // the shard, as the broker's replication does.
 func (p *fakePart) Release() {
