@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/felixbroker/felix/netio/wire"
 )
@@ -43,6 +44,7 @@ type ClusterClient struct {
 	clients map[string]*Client   // by address, made on first use
 	inUse   string               // the broker unrouted requests go to
 	routes  map[routeKey]string  // a shard's leader's address
+	down    map[string]time.Time // when a broker last could not be reached
 	shards  map[Stream]placement // what a describe said of a stream
 	subs    map[*ShardedSubscription]struct{}
 	closed  bool
@@ -100,7 +102,7 @@ func DialCluster(ctx context.Context, seeds []string, opts ...Option) (*ClusterC
 
 func newClusterClient(seeds []string, opts []Option) *ClusterClient {
 	c := &ClusterClient{opts: defaultOptions(), ids: map[string]string{}, clients: map[string]*Client{},
-		routes: map[routeKey]string{}, shards: map[Stream]placement{}, subs: map[*ShardedSubscription]struct{}{}}
+		routes: map[routeKey]string{}, down: map[string]time.Time{}, shards: map[Stream]placement{}, subs: map[*ShardedSubscription]struct{}{}}
 	for _, o := range opts {
 		o(&c.opts)
 	}
@@ -202,6 +204,9 @@ func (c *ClusterClient) connect(ctx context.Context, first string) (*Client, err
 			return nil, err
 		}
 		c.lost(addr)
+		c.mu.Lock()
+		c.down[addr] = c.opts.clock.Now()
+		c.mu.Unlock()
 		tried = append(tried, BrokerFailure{Addr: addr, Err: err})
 	}
 	return nil, &UnreachableError{Tried: tried}
@@ -214,22 +219,35 @@ func refused(err error) bool {
 	return errors.As(err, &se) && !se.Retryable()
 }
 
-// order is the brokers to try: first, the one in use, then the rest.
+// downFor is how long a broker that could not be reached is tried after
+// the others, so that a route to a dead leader (or to an address this
+// client cannot speak to) costs one failed dial, not one per request.
+const downFor = time.Second
+
+// order is the brokers to try: first, the one in use, then the rest, in
+// order; those that could not be reached in the last downFor come last.
 func (c *ClusterClient) order(first string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := c.opts.clock.Now()
 	out := make([]string, 0, len(c.brokers)+1)
-	for _, a := range []string{first, c.inUse} {
-		if a != "" && !slices.Contains(out, a) {
-			out = append(out, a)
+	var later []string
+	add := func(a string) {
+		if a == "" || slices.Contains(out, a) || slices.Contains(later, a) {
+			return
 		}
+		if t, ok := c.down[a]; ok && now.Sub(t) < downFor {
+			later = append(later, a)
+			return
+		}
+		out = append(out, a)
 	}
+	add(first)
+	add(c.inUse)
 	for _, a := range c.brokers {
-		if !slices.Contains(out, a) {
-			out = append(out, a)
-		}
+		add(a)
 	}
-	return out
+	return append(out, later...)
 }
 
 // use makes addr the broker unrouted requests go to, unless one is.
@@ -238,6 +256,7 @@ func (c *ClusterClient) use(addr string) {
 	if c.inUse == "" {
 		c.inUse = addr
 	}
+	delete(c.down, addr)
 	c.mu.Unlock()
 }
 

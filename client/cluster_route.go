@@ -41,13 +41,14 @@ func (c *ClusterClient) leader(ctx context.Context, t target) string {
 	if !t.routed {
 		return ""
 	}
+	s := Stream{Tenant: t.key.tenant, Namespace: t.key.namespace, Name: t.key.name}
 	c.mu.Lock()
 	addr, ok := c.routes[t.key]
+	p := c.shards[s]
 	c.mu.Unlock()
-	if ok || t.key.cache {
+	if ok || t.key.cache || c.opts.clock.Now().Sub(p.at) < describeRetry {
 		return addr
 	}
-	s := Stream{Tenant: t.key.tenant, Namespace: t.key.namespace, Name: t.key.name}
 	c.describe(ctx, s)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -72,16 +73,17 @@ func (c *ClusterClient) routed(t target) *Client {
 }
 
 // placement is what the client knows of a stream's shards: their count
-// (0: unknown), and when a describe last failed.
+// (0: unknown), and when it was last described (or failed to be).
 type placement struct {
 	shards int
-	failed time.Time
+	at     time.Time
 }
 
-// describeRetry is how long a stream whose describe failed is routed
-// through the broker in use before it is described again: a credential
-// that may publish but not describe costs one describe a second, not one
-// a publish.
+// describeRetry is how long a stream is not described again: one whose
+// describe failed is routed through the broker in use meanwhile (a
+// credential that may publish but not describe costs one describe a
+// second, not one a publish), and a shard whose leader is not known is
+// sent to the broker in use, which forwards it or names the leader.
 const describeRetry = time.Second
 
 // shardCount is the stream's shard count, described on first use; 0 when
@@ -90,7 +92,7 @@ func (c *ClusterClient) shardCount(ctx context.Context, s Stream) int {
 	c.mu.Lock()
 	p, ok := c.shards[s]
 	c.mu.Unlock()
-	if ok && (p.shards > 0 || c.opts.clock.Now().Sub(p.failed) < describeRetry) {
+	if ok && (p.shards > 0 || c.opts.clock.Now().Sub(p.at) < describeRetry) {
 		return p.shards
 	}
 	return c.describe(ctx, s)
@@ -109,7 +111,7 @@ func (c *ClusterClient) describe(ctx context.Context, s Stream) int {
 	if err != nil {
 		if ctx.Err() == nil {
 			c.mu.Lock()
-			c.shards[s] = placement{failed: c.opts.clock.Now()}
+			c.shards[s] = placement{at: c.opts.clock.Now()}
 			c.mu.Unlock()
 		}
 		return 0
@@ -167,7 +169,7 @@ func (c *Client) live() bool {
 func (c *ClusterClient) remember(info StreamInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.shards[info.Stream] = placement{shards: len(info.Shards)}
+	c.shards[info.Stream] = placement{shards: len(info.Shards), at: c.opts.clock.Now()}
 	for _, sh := range info.Shards {
 		k := streamShard(info.Stream, int(sh.Shard))
 		if sh.LeaderAddr != "" {
