@@ -33,7 +33,7 @@ type cacheArg struct {
 }
 
 // open dials the broker and returns the cache's handle.
-func (a *cacheArg) open(ctx context.Context) (*client.Client, *client.Cache, error) {
+func (a *cacheArg) open(ctx context.Context) (*client.ClusterClient, *client.ClusterCache, error) {
 	s, err := a.stream(a.Cache)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache %q: write namespace/name or tenant/namespace/name", a.Cache)
@@ -47,7 +47,7 @@ func (a *cacheArg) open(ctx context.Context) (*client.Client, *client.Cache, err
 
 // run dials the broker, calls do with the cache's handle within the
 // command's timeout, and closes the connection.
-func (a *cacheArg) run(do func(ctx context.Context, ca *client.Cache) error) error {
+func (a *cacheArg) run(do func(ctx context.Context, ca *client.ClusterCache) error) error {
 	ctx, cancel := a.context()
 	defer cancel()
 	cl, ca, err := a.open(ctx)
@@ -70,7 +70,7 @@ type cacheCreateCmd struct {
 func (c *cacheCreateCmd) Run() error {
 	cfg := client.CacheConfig{Shards: c.Shards, ReplicationFactor: c.ReplicationFactor, InMemory: !c.Durable,
 		Fsync: fsyncOf(c.Fsync, c.FsyncInterval)}
-	return c.run(func(ctx context.Context, ca *client.Cache) error {
+	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		if err := ca.Create(ctx, cfg); err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ type cacheDropCmd struct {
 }
 
 func (c *cacheDropCmd) Run() error {
-	return c.run(func(ctx context.Context, ca *client.Cache) error {
+	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		if err := ca.Drop(ctx); err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ type cacheGetCmd struct {
 }
 
 func (c *cacheGetCmd) Run() error {
-	return c.run(func(ctx context.Context, ca *client.Cache) error {
+	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		it, err := ca.Get(ctx, []byte(c.Key))
 		if err != nil {
 			return err
@@ -159,7 +159,7 @@ func (c *cachePutCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	return c.run(func(ctx context.Context, ca *client.Cache) error {
+	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		var w client.Written
 		switch {
 		case c.IfAbsent:
@@ -221,7 +221,7 @@ type cacheDelCmd struct {
 }
 
 func (c *cacheDelCmd) Run() error {
-	return c.run(func(ctx context.Context, ca *client.Cache) error {
+	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		var w client.Written
 		var err error
 		if c.IfOffset != nil {

@@ -16,6 +16,7 @@ import (
 // brokerFlags are what every client command needs to reach a broker.
 type brokerFlags struct {
 	Addr    string        `help:"Broker address." default:"127.0.0.1:7117" env:"FELIX_ADDR"`
+	Brokers []string      `help:"Brokers of a cluster, comma-separated: the client tries them in turn, learns the others from them and sends each request to its shard's leader (instead of --addr)." env:"FELIX_BROKERS" sep:","`
 	Token   string        `help:"Token for a broker with authorization on (from felix token issue)." env:"FELIX_TOKEN"`
 	Tenant  string        `help:"Tenant of the streams named without one." default:"default" env:"FELIX_TENANT"`
 	Timeout time.Duration `help:"How long to wait for the broker to answer." default:"10s"`
@@ -24,7 +25,9 @@ type brokerFlags struct {
 	TLSName string        `name:"tls-server-name" help:"Name to verify the broker's certificate against (default: the host of --addr)." env:"FELIX_TLS_SERVER_NAME"`
 }
 
-func (b *brokerFlags) dial(ctx context.Context) (*client.Client, error) {
+// dial connects a cluster client to the first of --brokers (or --addr)
+// that answers.
+func (b *brokerFlags) dial(ctx context.Context) (*client.ClusterClient, error) {
 	opts := []client.Option{client.WithName("felix-cli")}
 	if b.Token != "" {
 		opts = append(opts, client.WithToken(b.Token))
@@ -34,13 +37,31 @@ func (b *brokerFlags) dial(ctx context.Context) (*client.Client, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(b.Brokers) > 0 && b.TLSName == "" {
+			cfg.ServerName = "" // each broker's certificate is checked against its own host
+		}
 		opts = append(opts, client.WithTLS(cfg))
 	}
-	c, err := client.Dial(ctx, b.Addr, opts...)
+	seeds := b.seeds()
+	c, err := client.DialCluster(ctx, seeds, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w (is a broker running? `felix serve` or `make run`)", b.Addr, err)
+		return nil, fmt.Errorf("connecting to %s: %w (is a broker running? `felix serve` or `make run`)", strings.Join(seeds, ", "), err)
 	}
 	return c, nil
+}
+
+// seeds are --brokers, or --addr when none is given.
+func (b *brokerFlags) seeds() []string {
+	var out []string
+	for _, a := range b.Brokers {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return []string{b.Addr}
+	}
+	return out
 }
 
 // tlsConfig trusts --tls-ca when given, the system's roots otherwise.
@@ -80,7 +101,7 @@ func (b *brokerFlags) stream(spec string) (client.Stream, error) {
 }
 
 // withClient dials, runs do within the --timeout, and closes.
-func (b *brokerFlags) withClient(do func(ctx context.Context, cl *client.Client) error) error {
+func (b *brokerFlags) withClient(do func(ctx context.Context, cl *client.ClusterClient) error) error {
 	ctx, cancel := b.context()
 	defer cancel()
 	cl, err := b.dial(ctx)

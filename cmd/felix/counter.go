@@ -19,7 +19,7 @@ type counterAddCmd struct {
 }
 
 func (c *counterAddCmd) Run() error {
-	return c.run(func(ctx context.Context, ca *client.Cache) error {
+	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		v, err := ca.Counter(c.Key).Add(ctx, c.Delta)
 		if err != nil {
 			return err
@@ -35,7 +35,7 @@ type counterGetCmd struct {
 }
 
 func (c *counterGetCmd) Run() error {
-	return c.run(func(ctx context.Context, ca *client.Cache) error {
+	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		v, err := ca.Counter(c.Key).Get(ctx)
 		if err != nil {
 			return err

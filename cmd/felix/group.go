@@ -32,7 +32,7 @@ type groupFlags struct {
 }
 
 // open dials and returns the group, within the command's timeout.
-func (g *groupFlags) open(timeout time.Duration) (*client.Client, *client.Group, context.Context, context.CancelFunc, error) {
+func (g *groupFlags) open(timeout time.Duration) (*client.ClusterClient, *client.ClusterGroup, context.Context, context.CancelFunc, error) {
 	s, err := g.stream(g.Stream)
 	if err != nil {
 		return nil, nil, nil, nil, err

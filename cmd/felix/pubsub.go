@@ -128,33 +128,16 @@ func (c *subCmd) Run() error {
 	return nil
 }
 
-// subscribe subscribes through --addr, and when that broker answers that
-// another leads the shard, once more at the leader it names (a subscribe
-// is never served by a broker that does not lead the shard): in a
-// cluster, any broker's address will do. Over TLS the redirect is not
-// followed (a broker registers its plain address), only reported.
-func (c *subCmd) subscribe(ctx context.Context, s client.Stream, opts client.SubscribeOptions) (*client.Client, *client.Subscription, error) {
+// subscribe subscribes through the cluster client, which goes to the
+// shard's leader (looked up, or named by the not_leader of the broker it
+// reached): in a cluster, any broker's address will do.
+func (c *subCmd) subscribe(ctx context.Context, s client.Stream, opts client.SubscribeOptions) (*client.ClusterClient, *client.Subscription, error) {
 	cl, err := c.dial(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	sub, err := cl.Subscribe(ctx, s, c.Shard, opts)
-	var se *client.ServerError
-	if err == nil || !errors.As(err, &se) || !errors.Is(err, client.ErrNotLeader) ||
-		se.Details.LeaderAddr == "" || se.Details.LeaderAddr == c.Addr || c.TLS || c.TLSCA != "" {
-		if err != nil {
-			cl.Close()
-			return nil, nil, err
-		}
-		return cl, sub, nil
-	}
-	cl.Close()
-	fmt.Fprintf(os.Stderr, "shard %d of %s is led by %s; subscribing there\n", c.Shard, s, se.Details.LeaderAddr)
-	c.Addr = se.Details.LeaderAddr
-	if cl, err = c.dial(ctx); err != nil {
-		return nil, nil, err
-	}
-	if sub, err = cl.Subscribe(ctx, s, c.Shard, opts); err != nil {
+	if err != nil {
 		cl.Close()
 		return nil, nil, err
 	}

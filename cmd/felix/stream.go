@@ -48,7 +48,7 @@ func (c *streamCreateCmd) Run() error {
 	case "on_commit":
 		cfg.Fsync = client.Fsync{Kind: client.FsyncOnCommit}
 	}
-	return c.withClient(func(ctx context.Context, cl *client.Client) error {
+	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
 		info, err := cl.CreateStream(ctx, s, cfg)
 		if err == nil {
 			printStreamInfo(info)
@@ -63,7 +63,7 @@ type streamListCmd struct {
 }
 
 func (c *streamListCmd) Run() error {
-	return c.withClient(func(ctx context.Context, cl *client.Client) error {
+	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
 		streams, err := cl.ListStreams(ctx, c.Tenant, c.Namespace)
 		for _, s := range streams {
 			fmt.Println(s.String())
@@ -82,7 +82,7 @@ func (c *streamDescribeCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	return c.withClient(func(ctx context.Context, cl *client.Client) error {
+	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
 		info, err := cl.DescribeStream(ctx, s)
 		if err == nil {
 			printStreamInfo(info)
@@ -101,7 +101,7 @@ func (c *streamDeleteCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	return c.withClient(func(ctx context.Context, cl *client.Client) error {
+	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
 		if err := cl.DeleteStream(ctx, s); err != nil {
 			return err
 		}
