@@ -6,9 +6,17 @@ import (
 )
 
 // Polling and acking in steady state, with dst and buf reused, allocate
-// nothing.
+// nothing, on a replicated shard too (its leadership asked at each).
 func TestPollAndAckAllocateNothing(t *testing.T) {
-	f := newFixture(t, Options{})
+	t.Run("alone", func(t *testing.T) { pollAndAckAllocateNothing(t, newFixture(t, Options{})) })
+	t.Run("replicated", func(t *testing.T) {
+		f, parts := newReplicatedFixture(t, Options{})
+		parts.lead(2)
+		pollAndAckAllocateNothing(t, f)
+	})
+}
+
+func pollAndAckAllocateNothing(t *testing.T, f *fixture) {
 	f.publish(3000)
 	req := PollRequest{Key: key("g"), Consumer: "c1", Max: 10}
 	var dst []Delivery

@@ -34,7 +34,8 @@ type Manager struct {
 }
 
 // New returns a Manager over e. A shard's groups are opened the first time
-// an operation names the shard.
+// an operation names the shard; a replicated shard's group logs on every
+// replica by HoldReplicas (replicated.go).
 func New(e *engine.Engine, opts Options) *Manager {
 	o := opts.withDefaults()
 	return &Manager{eng: e, owner: e.Owner(), opts: o, base: o.Clock.Now(), shards: map[*engine.Shard]*shardGroups{}}

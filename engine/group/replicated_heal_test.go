@@ -54,7 +54,8 @@ func TestAReplicatedGroupLogReopenedAfterRunningOutOfSpaceIsHeldAgain(t *testing
 		if held.appended.Load() == before {
 			t.Fatal("the replica was not told of the ack's cursor record through the new part")
 		}
-		if recs := held.records(t); recs[len(recs)-1].Generation != 3 {
+		synctest.Wait() // the ack's cursor record visible
+		if recs := held.visible(t); recs[len(recs)-1].Generation != 3 {
 			t.Fatalf("the cursor record after the reopen has generation %d, want 3", recs[len(recs)-1].Generation)
 		}
 	})

@@ -134,6 +134,14 @@ func (p *fakePart) records(t testing.TB) []segment.Record {
 	if err := p.log.Log.Sync(); err != nil {
 		t.Fatal(err)
 	}
+	return p.visible(t)
+}
+
+// visible reads what the part's log has made visible. In a synctest
+// bubble, where records (whose Sync may take a pooled channel of the
+// log's) must not run, synctest.Wait first.
+func (p *fakePart) visible(t testing.TB) []segment.Record {
+	t.Helper()
 	var out []segment.Record
 	err := replay(p.log.Log, func(r *segment.Record) error {
 		c := *r
