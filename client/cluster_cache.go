@@ -97,17 +97,16 @@ func (ca *ClusterCache) DeleteIfOffset(ctx context.Context, key []byte, offset i
 }
 
 // Watch watches a key (or, with PrefixOnShard, a prefix on one shard) at
-// its owner, following the redirect of the broker in use; see Cache.Watch.
-// The Watch is the single-broker one: if its broker is lost it ends, to
-// be opened again from its ResumeOffset (ResumeAt).
-func (ca *ClusterCache) Watch(ctx context.Context, key []byte, opts ...WatchOption) (*Watch, error) {
-	return ca.watch(ctx, func(ctx context.Context, c *Cache) (*Watch, error) { return c.Watch(ctx, key, opts...) })
+// its owner, following the redirect of the broker in use; see Cache.Watch
+// and ClusterWatch, which opens it again when its broker is lost.
+func (ca *ClusterCache) Watch(ctx context.Context, key []byte, opts ...WatchOption) (*ClusterWatch, error) {
+	return ca.openWatch(ctx, key, false, opts)
 }
 
 // WatchRetained is Watch that starts with the current values; see
 // Cache.WatchRetained.
-func (ca *ClusterCache) WatchRetained(ctx context.Context, key []byte, opts ...WatchOption) (*Watch, error) {
-	return ca.watch(ctx, func(ctx context.Context, c *Cache) (*Watch, error) { return c.WatchRetained(ctx, key, opts...) })
+func (ca *ClusterCache) WatchRetained(ctx context.Context, key []byte, opts ...WatchOption) (*ClusterWatch, error) {
+	return ca.openWatch(ctx, key, true, opts)
 }
 
 func (ca *ClusterCache) watch(ctx context.Context, open func(context.Context, *Cache) (*Watch, error)) (*Watch, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"os/signal"
 	"syscall"
@@ -282,9 +283,16 @@ func (c *cacheWatchCmd) Run() error {
 	return printWatch(ctx, w, os.Stdout)
 }
 
+// watchStream is what printWatch reads: a client.ClusterWatch, or a
+// client.Watch.
+type watchStream interface {
+	Events(ctx context.Context) iter.Seq2[client.WatchEvent, error]
+	ResumeOffset() int64
+}
+
 // printWatch prints one line per event until the watch ends or ctx does
 // (which is not an error: the user interrupted).
-func printWatch(ctx context.Context, w *client.Watch, out io.Writer) error {
+func printWatch(ctx context.Context, w watchStream, out io.Writer) error {
 	for ev, err := range w.Events(ctx) {
 		if err != nil {
 			if ctx.Err() != nil {
