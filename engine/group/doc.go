@@ -111,9 +111,12 @@
 //     restart (adopt, as a reopen does): the cursors and dead letters other
 //     leaders wrote are where this one resumes; what was in flight is
 //     delivered again. A waiting poll that finds so rebuilds and goes on.
-//  4. Every append goes at that generation (checked again at the append,
-//     so none lands after the leadership moved), is acknowledged as above
-//     on local durability, and is followed by Part.Appended.
+//  4. Every append goes at that generation (Leading asked again at the
+//     append), with AppendAt where this leadership's last append ended, so
+//     that one racing the replica, which took the log for a new leader, is
+//     refused (not-leader) rather than placed among the new leader's
+//     records; it is acknowledged as above on local durability, and
+//     followed by Part.Appended.
 //  5. A compaction keeps every record at or above Part.CompactBelow and
 //     every control record, beside what it keeps anyway.
 //  6. A log reopened after running out of space is held in place of the
@@ -132,14 +135,15 @@
 //
 // # Locks and goroutines
 //
-// Lock order: Manager.mu, a group log's Healer Lock (held by its
-// compaction and its reopen, which may hold a part of the replication
-// again), shardGroups.mu (a held shard's rebuild at a new generation
-// write-locks it) (read-locked by every
-// operation on a group, write-locked to add or remove a group, to close,
-// and by a reopen to rebuild the groups), group.mu, then the leaves:
-// shardGroups.latestMu, a group's commit queue and wake signal, and the
-// engine's and the logs' own locks. Appends to a group log
+// Lock order: Manager.mu (held while a shard's logs open and are held as
+// parts), a group log's Healer Lock (held by its compaction and its
+// reopen, which holds the part again), shardGroups.mu (read-locked by
+// every operation on a group, write-locked to add or remove a group, to
+// close, by a reopen and by a held shard's rebuild at a new generation),
+// group.mu, then the leaves:
+// shardGroups.latestMu, a held log's ledAppends.mu (held across its
+// AppendAt), a group's commit queue and wake signal, and the engine's,
+// the replication's and the logs' own locks. Appends to a group log
 // run under group.mu; the log's committer never takes group.mu: a dead
 // letter's Waiter queues its outcome under the commit queue's leaf lock and
 // the next operation on the group applies it, so an appender waiting for

@@ -18,6 +18,7 @@ type groupLog struct {
 	name       string
 	part       int                      // its part number in a replicated shard (engine.PartGroupCursors, engine.PartDeadLetters)
 	held       atomic.Pointer[heldPart] // a held shard's: the log's part of the replication; nil otherwise
+	led        ledAppends               // a held shard's: where this leadership's next append goes
 	keep       shardlog.KeepFunc
 	appended   atomic.Int64
 	compacting atomic.Bool    // a background compaction is started or running
@@ -37,7 +38,12 @@ func (l *groupLog) appendAt(entries []shardlog.Entry, w shardlog.Waiter) (int64,
 		return 0, err
 	}
 	lg := l.log()
-	at, err := lg.Append(entries, gen, w)
+	var at int64
+	if p == nil {
+		at, err = lg.Append(entries, gen, w)
+	} else {
+		at, err = l.appendLed(lg, entries, gen, w) // replicated.go
+	}
 	if err != nil {
 		l.heal.Failed(lg, err)
 		return 0, err
@@ -64,15 +70,20 @@ func (l *groupLog) appendWait(entries []shardlog.Entry) (int64, error) {
 		return 0, err
 	}
 	lg := l.log()
-	at, err := lg.AppendWait(entries, gen)
+	var at int64
+	if p == nil {
+		at, err = lg.AppendWait(entries, gen)
+	} else {
+		w := make(waitChan, 1)
+		if at, err = l.appendLed(lg, entries, gen, w); err == nil {
+			p.Appended()
+			err = <-w
+		}
+	}
 	if err != nil {
 		l.heal.Failed(lg, err)
-		return at, err
 	}
-	if p != nil {
-		p.Appended()
-	}
-	return at, nil
+	return at, err
 }
 
 // compact drops every record that no longer says where anything stands.

@@ -1,7 +1,9 @@
 package group
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/shardlog"
@@ -85,8 +87,9 @@ func (l *groupLog) release() {
 }
 
 // rehold holds n, the log reopened in place of old, as the part old was
-// (heal.go). When n cannot be held, old is held again (it stays the
-// current log, and the reopen is tried again).
+// (heal.go), this leadership's appends going on at its end. When n cannot
+// be held, old is held again (it stays the current log, and the reopen is
+// tried again).
 func (l *groupLog) rehold(old, n *shardlog.Log) error {
 	l.release()
 	err := l.hold(n)
@@ -94,8 +97,10 @@ func (l *groupLog) rehold(old, n *shardlog.Log) error {
 		if berr := l.hold(old); berr != nil {
 			l.sg.m.opts.Logger.Warn("group log no longer replicated: holding it again failed", "log", l.name, "err", berr)
 		}
+		return err
 	}
-	return err
+	l.resetLed(n)
+	return nil
 }
 
 // leading is Leading of the log's part: false once it is not held.
@@ -123,6 +128,56 @@ func (l *groupLog) appendGen() (uint32, engine.Part, error) {
 	}
 	return 0, nil, sg.notLeader()
 }
+
+// ledAppends is where a held log's next append under this broker's
+// leadership goes, and the generation of the record before it: set when
+// the groups are built at a generation (and when the log is reopened),
+// moved by each append. An append goes there with AppendAt, so one that
+// races the replica (which, once this broker no longer leads, appends its
+// new leader's records and truncates) is refused rather than placed among
+// them: the log moved, and this broker no longer leads.
+type ledAppends struct {
+	mu      sync.Mutex // held across the AppendAt, so appends of several groups take turns
+	next    int64
+	prevGen uint32
+}
+
+// resetLed starts this leadership's appends at the end of lg, whose
+// appends are all visible.
+func (l *groupLog) resetLed(lg *shardlog.Log) {
+	l.led.mu.Lock()
+	l.led.next, l.led.prevGen = lg.End(), lg.LastGeneration()
+	l.led.mu.Unlock()
+}
+
+// appendLed appends entries to lg, a held log, at gen, where this
+// leadership's last append ended; a log that moved since refuses them
+// (*engine.NotLeaderError).
+func (l *groupLog) appendLed(lg *shardlog.Log, entries []shardlog.Entry, gen uint32, w shardlog.Waiter) (int64, error) {
+	l.led.mu.Lock()
+	defer l.led.mu.Unlock()
+	at := l.led.next
+	if err := lg.AppendAt(at, l.led.prevGen, entries, gen, w); err != nil {
+		return 0, l.appendRefusal(err)
+	}
+	l.led.next, l.led.prevGen = at+int64(len(entries)), gen
+	return at, nil
+}
+
+// appendRefusal is what an AppendAt's err tells the group: a log that moved
+// under it says this broker no longer leads; another error is the log's.
+func (l *groupLog) appendRefusal(err error) error {
+	var moved *shardlog.DivergenceError
+	if errors.As(err, &moved) || errors.Is(err, shardlog.ErrStaleGeneration) {
+		return l.sg.notLeader()
+	}
+	return err
+}
+
+// waitChan is a Waiter that sends the outcome on itself (buffered 1).
+type waitChan chan error
+
+func (w waitChan) Committed(_, _ int64, err error) { w <- err }
 
 // compactKeep is what a compaction of the log keeps: for a held log also
 // every record at or above the part's CompactBelow (a follower may not
@@ -217,6 +272,7 @@ func (sg *shardGroups) rebuildAt(gen uint32) error {
 		if l.heal.Err() == nil {
 			_ = l.log().Sync() // the records the replica appended as a follower, all visible
 		}
+		l.resetLed(l.log())
 	}
 	fresh := &shardGroups{m: sg.m, shard: sg.shard, id: sg.id, gen: gen, cursors: sg.cursors, deadLog: sg.deadLog,
 		groups: map[string]*group{}, latest: map[string]int64{}}

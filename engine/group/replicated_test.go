@@ -241,3 +241,27 @@ func TestHoldReplicasHoldsBothGroupLogsUntilTheShardStops(t *testing.T) {
 		t.Fatalf("%d parts still held once the engine stopped the shard", held)
 	}
 }
+
+// An append of the groups that races the replica, which took the log for
+// a new leader before Leading said this broker no longer leads, is
+// refused as not-leader, and nothing of it lands among the new leader's
+// records.
+func TestAReplicatedGroupAppendRacingTheReplicaIsRefused(t *testing.T) {
+	f, parts := newReplicatedFixture(t, Options{})
+	parts.lead(2)
+	f.publish(5)
+	f.poll("g", "c1", 5)
+	f.ack("g", "c1", 0)
+	cursors := parts.part(t, engine.PartGroupCursors)
+	// A new leader sends a record written under generation 2 (by this
+	// broker, or by another at 2); Leading still says generation 2.
+	cursors.appendAsFollower(t, 2, cursorEntry("g", 4))
+	end := cursors.log.Log.End()
+	var nl *engine.NotLeaderError
+	if err := f.m.Ack(key("g"), "c1", []int64{1}); !errors.As(err, &nl) {
+		t.Fatalf("an ack once the replica moved the log: %v, want *engine.NotLeaderError", err)
+	}
+	if got := cursors.records(t); len(got) == 0 || got[len(got)-1].Offset != end-1 {
+		t.Fatalf("the cursor log ends at %d, want the replica's record at %d last", cursors.log.Log.End(), end-1)
+	}
+}
