@@ -32,7 +32,10 @@ func TestACacheValueSurvivesTheLossOfItsOwner(t *testing.T) {
 			t.Fatalf("%s after %s stopped: %+v %v, want %q", k, cc.old, item, err, v)
 		}
 	}
-	cc.write(func(c *cache.Cache) error { _, err := c.Put([]byte("after"), []byte("x"), cache.PutOptions{}); return err })
+	cc.write(func(c *cache.Cache) error {
+		_, err := c.Put([]byte("after"), []byte("x"), cache.PutOptions{})
+		return err
+	})
 	if item, err := cc.values.Get(testCtx(t), []byte("after")); err != nil || string(item.Value) != "x" {
 		t.Fatalf("a put on %s, the successor of %s: read back %+v %v", next, cc.old, item, err)
 	}
