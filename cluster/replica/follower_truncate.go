@@ -66,7 +66,7 @@ func (f *Follower) startSyncLocked(from string, gen uint64) {
 func (f *Follower) synchronise(ctx context.Context, from string, gen uint64, done chan struct{}) {
 	defer f.wg.Done()
 	defer close(done)
-	err := f.truncateFor(ctx, from, gen)
+	err := f.truncateFor(ctx, from, gen, gen)
 	if err == nil {
 		_, err = f.fences.Update(func(s *FenceState) error {
 			if s.Generation != gen {
@@ -96,8 +96,9 @@ func (f *Follower) synchronise(ctx context.Context, from string, gen uint64, don
 }
 
 // truncateFor truncates the log until it is a prefix of from's, the
-// leader of gen.
-func (f *Follower) truncateFor(ctx context.Context, from string, gen uint64) error {
+// leader of gen; asLeader is the generation from is asked as the leader
+// of (gen; 0 asks it as a replica, for an adoption: follower_adopt.go).
+func (f *Follower) truncateFor(ctx context.Context, from string, gen, asLeader uint64) error {
 	var req, buf []byte
 	for range syncRoundsMax {
 		if ctx.Err() != nil || f.fences.State().Generation != gen {
@@ -111,7 +112,7 @@ func (f *Follower) truncateFor(ctx context.Context, from string, gen uint64) err
 		var held uint32
 		var end int64
 		var err error
-		held, end, req, buf, err = f.askGenerationEnd(ctx, from, gen, asked, req, buf)
+		held, end, req, buf, err = f.askGenerationEnd(ctx, from, asLeader, asked, req, buf)
 		if err != nil {
 			return err
 		}
@@ -131,7 +132,7 @@ func (f *Follower) truncateFor(ctx context.Context, from string, gen uint64) err
 	return fmt.Errorf("felix/replica: %s not synchronised with the leader of generation %d after %d rounds", f.ref.String(), gen, syncRoundsMax)
 }
 
-// askGenerationEnd asks from, leader of gen, where its log ends for
+// askGenerationEnd asks from, leader of gen (0: any replica), where its log ends for
 // generation asked: held is the largest generation at most asked its log
 // holds, end one past its last record of such a generation.
 func (f *Follower) askGenerationEnd(ctx context.Context, from string, gen uint64, asked uint32, req, buf []byte) (held uint32, end int64, _, _ []byte, err error) {

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -43,6 +44,8 @@ type Node struct {
 	seq   uint64
 	sent  map[uint64]time.Time // heartbeats in flight: seq -> when sent
 
+	ctx  context.Context // ended by Close: what runs on the node's goroutines stops
+	stop context.CancelFunc
 	done chan struct{}
 	wg   sync.WaitGroup
 }
@@ -68,6 +71,8 @@ type held struct {
 	assigned uint64
 	// lead is how the primary leads, for the secondary parts held later.
 	lead LeadOptions
+	// stopAdopt ends a secondary part's adoption under way (node_adopt.go).
+	stopAdopt context.CancelFunc
 }
 
 // NewNode starts a node: it serves the transport's replication frames and
@@ -78,6 +83,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, logs: map[logKey]*held{}, parts: map[cluster.ShardID][]*held{}, sent: map[uint64]time.Time{},
 		done: make(chan struct{})}
+	n.ctx, n.stop = context.WithCancel(context.Background())
 	n.wg.Add(1)
 	go n.heartbeats()
 	return n, nil
@@ -131,11 +137,8 @@ func (n *Node) HoldPart(id cluster.ShardID, part string, log Log, follower Follo
 		gen, o = uint64(p.leader.Generation()), p.lead
 	}
 	n.mu.Unlock()
-	if gen == 0 {
-		return nil
-	}
-	if _, err := n.leadOne(h, p, gen, o); err != nil {
-		n.logger(h).Warn("replica part held while its shard leads could not lead", "log", h.ref.String(), "generation", gen, "err", err)
+	if gen != 0 {
+		n.leadPart(h, p, gen, o)
 	}
 	return nil
 }
@@ -191,21 +194,20 @@ func (n *Node) Lead(id cluster.ShardID, gen uint64, o LeadOptions) (*Leader, err
 	if h == nil {
 		return nil, fmt.Errorf("felix/replica: %v is not held here", id)
 	}
-	l, err := n.leadOne(h, h, gen, o)
+	l, err := n.leadOne(n.ctx, h, h, gen, o)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range parts {
-		if _, err := n.leadOne(p, h, gen, o); err != nil {
-			n.logger(p).Warn("replica part could not lead with its shard", "log", p.ref.String(), "generation", gen, "err", err)
-		}
+		n.leadPart(p, h, gen, o)
 	}
 	return l, nil
 }
 
 // leadOne starts h's leadership at gen under primary's lease (h is
-// primary, or one of its secondary parts: led externally).
-func (n *Node) leadOne(h, primary *held, gen uint64, o LeadOptions) (*Leader, error) {
+// primary, or one of its secondary parts: led externally, and only while
+// ctx holds and its primary still leads at gen).
+func (n *Node) leadOne(ctx context.Context, h, primary *held, gen uint64, o LeadOptions) (*Leader, error) {
 	if gen > 1<<32-1 {
 		return nil, fmt.Errorf("felix/replica: %v: generation %d does not fit a log", h.ref, gen)
 	}
@@ -227,6 +229,11 @@ func (n *Node) leadOne(h, primary *held, gen uint64, o LeadOptions) (*Leader, er
 		return nil, err
 	}
 	n.mu.Lock()
+	if h != primary && !n.leadsLocked(ctx, h, primary, gen) {
+		n.mu.Unlock()
+		l.Close()
+		return nil, errSuperseded
+	}
 	old := h.leader
 	h.leader, h.assigned = l, max(h.assigned, gen)
 	if h == primary {
@@ -240,6 +247,14 @@ func (n *Node) leadOne(h, primary *held, gen uint64, o LeadOptions) (*Leader, er
 	return l, nil
 }
 
+// leadsLocked: part h of primary may lead at gen now (its primary leads
+// there, it is still held, its adoption was not ended). n.mu held.
+func (n *Node) leadsLocked(ctx context.Context, h, primary *held, gen uint64) bool {
+	p := primary.leader
+	return ctx.Err() == nil && p != nil && !p.deposed.Load() && uint64(p.Generation()) == gen &&
+		n.logs[logKey{id: h.id, part: h.part}] == h
+}
+
 // Follow ends this replica's leadership of id and of its parts, if it
 // leads: they go on as followers of whoever leads at generation gen (0:
 // not known yet).
@@ -247,6 +262,10 @@ func (n *Node) Follow(id cluster.ShardID, gen uint64) {
 	var ended []*Leader
 	n.mu.Lock()
 	for _, h := range n.shardLocked(id) {
+		if h.stopAdopt != nil {
+			h.stopAdopt()
+			h.stopAdopt = nil
+		}
 		if h.leader != nil {
 			ended = append(ended, h.leader)
 			h.leader = nil
@@ -295,6 +314,9 @@ func (n *Node) ReleasePart(id cluster.ShardID, part string) {
 		return
 	}
 	delete(n.logs, k)
+	if h.stopAdopt != nil {
+		h.stopAdopt()
+	}
 	n.parts[id] = slices.DeleteFunc(n.parts[id], func(p *held) bool { return p == h })
 	if len(n.parts[id]) == 0 {
 		delete(n.parts, id)
@@ -340,6 +362,7 @@ func (n *Node) lookup(r wire.LogRef) *held {
 
 // Close stops heartbeats, every leadership and every follower.
 func (n *Node) Close() error {
+	n.stop()
 	close(n.done)
 	n.wg.Wait()
 	n.mu.Lock()

@@ -25,8 +25,10 @@ func (n *Node) ServePeer(from string, req wire.Frame, r peer.Reply) {
 		n.serveGenerationEnd(req, r)
 	case wire.TypeFence:
 		n.serveFence(req, r)
+	case wire.TypeLogRead:
+		n.serveLogRead(req, r)
 	default:
-		answerError(r, wire.CodeUnknownFrameType, "a replication node serves REPLICATE, GENERATION_END and FENCE, not "+req.Type.String())
+		answerError(r, wire.CodeUnknownFrameType, "a replication node serves REPLICATE, GENERATION_END, FENCE and LOG_READ, not "+req.Type.String())
 	}
 }
 
@@ -105,7 +107,14 @@ func (n *Node) serveGenerationEnd(req wire.Frame, r peer.Reply) {
 		l = h.leader
 		n.mu.Unlock()
 	}
-	if l == nil || uint64(l.Generation()) != m.LeaderGen {
+	switch {
+	case h == nil:
+		answerError(r, wire.CodeNotFound, "this broker holds no replica of "+m.Log.String())
+		return
+	case m.LeaderGen == 0:
+		// Asked as a replica (a part's new leader, node_adopt.go): its own
+		// log, whatever its role.
+	case l == nil || uint64(l.Generation()) != m.LeaderGen:
 		answerError(r, wire.CodeNotLeader, "this broker does not lead "+m.Log.String()+" at that generation")
 		return
 	}
@@ -117,6 +126,38 @@ func (n *Node) serveGenerationEnd(req wire.Frame, r peer.Reply) {
 		return
 	}
 	_ = r.Answer(wire.AppendGenerationEndOK(nil, r.RequestID(), wire.GenerationEndOK{LeaderGen: uint64(gen), End: end}))
+}
+
+// serveLogRead answers a part's new leader with this replica's records
+// from the offset it asks (follower_adopt.go), as a REPLICATE: at its
+// fence generation, after the generation of its record before them.
+func (n *Node) serveLogRead(req wire.Frame, r peer.Reply) {
+	var m wire.LogRead
+	if err := m.Decode(req, wire.Limits{}); err != nil {
+		answerError(r, wire.CodeMalformedFrame, err.Error())
+		return
+	}
+	h := n.lookup(m.Log)
+	if h == nil {
+		answerError(r, wire.CodeNotFound, "this broker holds no replica of "+m.Log.String())
+		return
+	}
+	prev, ok := generationAt(h.log, m.From-1)
+	if !ok && m.From > h.log.Start() {
+		answerError(r, wire.CodeOffsetBelowRetention, fmt.Sprintf("%s: no record at %d here (its log holds %d to %d)",
+			m.Log.String(), m.From-1, h.log.Start(), h.log.End()))
+		return
+	}
+	gen := max(h.follower.Generation(), uint64(h.log.LastGeneration()), 1)
+	buf, w := wire.BeginReplicate(nil, r.RequestID(), wire.Replicate{Log: m.Log, Generation: gen, First: m.From, PrevGen: min(uint64(prev), gen)})
+	if m.From < h.log.End() {
+		var err error
+		if buf, _, err = h.log.Read(m.From, int(min(m.MaxBytes, adoptBytes)), buf); err != nil {
+			answerError(r, wire.CodeOffsetBelowRetention, fmt.Sprintf("%s: reading from %d: %v", m.Log.String(), m.From, err))
+			return
+		}
+	}
+	_ = r.Answer(w.Finish(buf))
 }
 
 // generationAt is the generation of the record at offset (0 before the

@@ -152,7 +152,7 @@ func TestASecondaryPartOfAnOldLeaderIsTruncatedForTheNewOne(t *testing.T) {
 	})
 }
 
-func TestAPartHeldWhileItsShardLeadsLeadsAtOnce(t *testing.T) {
+func TestAPartHeldWhileItsShardLeadsLeadsWithIt(t *testing.T) {
 	inCluster(t, abc, func(t *testing.T, c *testCluster) {
 		sid := testShard(0)
 		c.createShard(sid, ConsistencyLeader, "a", "b", "c")
@@ -162,6 +162,10 @@ func TestAPartHeldWhileItsShardLeadsLeadsAtOnce(t *testing.T) {
 		la := c.holdPart("a", sid, auxPart)
 		lb := c.holdPart("b", sid, auxPart)
 		ld := c.brokers["a"].node.PartLeader(sid, auxPart)
+		for deadline := time.Now().Add(c.lease); ld == nil && time.Now().Before(deadline); {
+			time.Sleep(c.lease / 40) // its followers are asked where their logs end first
+			ld = c.brokers["a"].node.PartLeader(sid, auxPart)
+		}
 		if ld == nil || ld.Generation() != c.brokers["a"].node.Leader(sid).Generation() {
 			t.Fatalf("a part held while its shard leads: leader %v", ld)
 		}
@@ -176,5 +180,43 @@ func TestAPartHeldWhileItsShardLeadsLeadsAtOnce(t *testing.T) {
 		if c.brokers["a"].node.PartLeader(sid, auxPart) != nil || c.brokers["a"].node.Leader(sid) == nil {
 			t.Error("releasing a part ended the wrong leadership")
 		}
+	})
+}
+
+func TestANewLeaderOfAPartTakesTheLongerTailAFollowerHolds(t *testing.T) {
+	inCluster(t, abc, func(t *testing.T, c *testCluster) {
+		sid := testShard(0)
+		c.createShard(sid, ConsistencyQuorum, "a", "b", "c")
+		logs := map[string]*shardlog.Log{"a": c.holdPart("a", sid, auxPart), "c": c.holdPart("c", sid, auxPart)}
+		if _, err := c.publish(sid, "r0"); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{"x", "y"} {
+			if err := c.appendPart("a", sid, logs["a"], v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.awaitPart("c's part", logs["c"], []string{"x", "y"})
+		// b's records log is made the longer one, so that b is promoted:
+		// its part, held only once it leads, must take c's tail.
+		c.net.Freeze("c")
+		if _, err := c.publish(sid, "r1"); err != nil {
+			t.Fatal(err)
+		}
+		c.kill("a")
+		c.net.Thaw("c")
+		if next := c.awaitLeader(sid, "a", 3*c.lease+time.Second); next != "b" {
+			t.Fatalf("%s was promoted, want b (the longer records log)", next)
+		}
+		logs["b"] = c.holdPart("b", sid, auxPart)
+		c.awaitPart("the new leader's part", logs["b"], []string{"x", "y"})
+		deadline := time.Now().Add(c.lease)
+		for c.appendPart("b", sid, logs["b"], "z") != nil {
+			if time.Now().After(deadline) {
+				t.Fatal("the new leader's part never served")
+			}
+			time.Sleep(c.lease / 40)
+		}
+		c.awaitPart("c's part after the new leader's write", logs["c"], []string{"x", "y", "z"})
 	})
 }

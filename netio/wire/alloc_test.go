@@ -217,6 +217,9 @@ func decodeReplicationInPlace(f Frame, lim Limits) error {
 		return reusedHeartbeat.Decode(f, lim)
 	case TypeLeaseGrant:
 		return reusedGrant.Decode(f, lim)
+	case TypeLogRead:
+		var m LogRead
+		return m.Decode(f, lim)
 	}
 	panic("decodeSimpleInPlace: no case for " + f.Type.String())
 }

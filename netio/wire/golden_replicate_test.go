@@ -20,6 +20,8 @@ func replicationCases() []goldenCase {
 		{Log: fence.Log, Generation: 4, LogEnd: 17, LastGen: 4, Durable: 16, LeaderHeard: 250_000_000},
 	}}
 	grant := LeaseGrant{HeartbeatSeq: 9, Epoch: 77, LeaseNanos: 4_000_000_000, Logs: []GrantedLog{{Log: gLog, Generation: 5}}}
+	logRead := LogRead{Log: LogRef{Kind: 1, Tenant: []byte("acme"), Namespace: []byte("prod"), Name: []byte("orders"), Shard: 2,
+		Part: []byte("group-cursors")}, From: 40, MaxBytes: 256 << 10}
 	return []goldenCase{
 		{"replicate", "a leader ships 4 bytes of framed records at 1000 (gen 4, after gen 3), commit 998",
 			AppendReplicate(nil, 1, rep), &rep},
@@ -32,5 +34,6 @@ func replicationCases() []goldenCase {
 		{"generation_end_ok", "", AppendGenerationEndOK(nil, 4, genEndOK), &genEndOK},
 		{"heartbeat", "broker-2 leads one shard and follows another", AppendHeartbeat(nil, 5, hb), &hb},
 		{"lease_grant", "a lease of 4 s for the shard it leads", AppendLeaseGrant(nil, 5, grant), &grant},
+		{"log_read", "a new leader of a group cursor log asks a replica for its records from 40", AppendLogRead(nil, 6, logRead), &logRead},
 	}
 }

@@ -172,6 +172,8 @@ func newSimple(t Type) simpleDecoder {
 		return new(Heartbeat)
 	case TypeLeaseGrant:
 		return new(LeaseGrant)
+	case TypeLogRead:
+		return new(LogRead)
 	}
 	return nil
 }
@@ -326,6 +328,8 @@ func encodeSimpleModel(dst []byte, reqID uint64, model any) []byte {
 		return AppendHeartbeat(dst, reqID, *m)
 	case *LeaseGrant:
 		return AppendLeaseGrant(dst, reqID, *m)
+	case *LogRead:
+		return AppendLogRead(dst, reqID, *m)
 	}
 	panic(fmt.Sprintf("no encoder for model %T", model))
 }

@@ -51,6 +51,11 @@ package wire
 //	GENERATION_END_OK (0x0705)
 //	u64 leader gen | i64 end (one past the last record of generation <= asked)
 //
+//	GENERATION_END with leader gen 0 asks any replica (not only a leader)
+//	where its own log ends: a new leader of a shard's secondary part asks its
+//	followers so before it leads the part (docs/replication.md, "A shard's
+//	parts").
+//
 //	HEARTBEAT (0x0706) broker -> control plane
 //	u64 seq | u8 len broker | u8 len disk id | u32 count | count x Report
 //	Report: LogRef | u64 gen | u8 leading | i64 log end | u64 last gen |
@@ -58,6 +63,13 @@ package wire
 //	LEASE_GRANT (0x0707) control plane -> broker
 //	u64 heartbeat seq | i64 epoch | i64 lease (ns) | u32 count |
 //	count x (LogRef | u64 gen)
+//
+//	LOG_READ (0x0708) new leader of a part -> a replica of it
+//	LogRef | i64 from | u32 max bytes
+//	answered with a REPLICATE of the replica's own records from `from`
+//	(gen: its fence generation; prev gen: its record's at from-1; commit
+//	0), which the asker appends at those offsets: the tail a new leader of
+//	a secondary part lacks and a follower holds.
 
 // LogRef names one log of one shard.
 type LogRef struct {

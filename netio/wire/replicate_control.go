@@ -141,3 +141,34 @@ func (m *GenerationEndOK) Decode(f Frame, _ Limits) error {
 	}
 	return c.finish()
 }
+
+// LogRead is a LOG_READ's fields.
+type LogRead struct {
+	Log      LogRef
+	From     int64
+	MaxBytes uint32
+}
+
+// AppendLogRead appends a LOG_READ frame.
+func AppendLogRead(dst []byte, requestID uint64, m LogRead) []byte {
+	dst, start := beginFrame(dst, TypeLogRead, 0, requestID)
+	dst = appendLogRef(dst, m.Log)
+	dst = appendI64(dst, m.From)
+	dst = appendU32(dst, m.MaxBytes)
+	return endFrame(dst, start)
+}
+
+// Decode reads a LOG_READ frame; Log's names alias it.
+func (m *LogRead) Decode(f Frame, lim Limits) error {
+	if err := expectType(f, TypeLogRead); err != nil {
+		return err
+	}
+	c := cursor{b: f.Body}
+	m.Log = c.logRef(lim.nameBytes())
+	m.From = c.i64()
+	m.MaxBytes = c.u32()
+	if c.err == nil && m.From < 0 {
+		c.fail(errNegativeOffset)
+	}
+	return c.finish()
+}

@@ -85,6 +85,7 @@ const (
 	TypeGenerationEndOK Type = 0x0705
 	TypeHeartbeat       Type = 0x0706
 	TypeLeaseGrant      Type = 0x0707
+	TypeLogRead         Type = 0x0708
 )
 
 // typeSpec is what the protocol says about one frame type.
@@ -182,6 +183,7 @@ var typeList = []struct {
 	{TypeGenerationEndOK, typeSpec{name: "GENERATION_END_OK"}},
 	{TypeHeartbeat, typeSpec{name: "HEARTBEAT"}},
 	{TypeLeaseGrant, typeSpec{name: "LEASE_GRANT"}},
+	{TypeLogRead, typeSpec{name: "LOG_READ"}},
 }
 
 // specs is indexed by [family][member]; name == "" marks an unknown type.
