@@ -22,7 +22,7 @@ func TestACacheValueSurvivesTheLossOfItsOwner(t *testing.T) {
 	want := map[string]string{}
 	for i := range 5 {
 		k, v := fmt.Sprint("k", i), fmt.Sprint("v", i)
-		cc.write(func(c *cache.Cache) error { _, err := c.Put([]byte(k), []byte(v), cache.PutOptions{}); return err })
+		cc.put(k, v)
 		want[k] = v
 	}
 	cc.awaitFollowersHoldTheLogs()
@@ -32,10 +32,7 @@ func TestACacheValueSurvivesTheLossOfItsOwner(t *testing.T) {
 			t.Fatalf("%s after %s stopped: %+v %v, want %q", k, cc.old, item, err, v)
 		}
 	}
-	cc.write(func(c *cache.Cache) error {
-		_, err := c.Put([]byte("after"), []byte("x"), cache.PutOptions{})
-		return err
-	})
+	cc.put("after", "x")
 	if item, err := cc.values.Get(testCtx(t), []byte("after")); err != nil || string(item.Value) != "x" {
 		t.Fatalf("a put on %s, the successor of %s: read back %+v %v", next, cc.old, item, err)
 	}
@@ -49,11 +46,11 @@ func TestACacheValueSurvivesTheLossOfItsOwner(t *testing.T) {
 func TestARetainedWatchSurvivesTheLossOfTheOwner(t *testing.T) {
 	cc := startCacheCluster(t)
 	key := []byte("k")
-	cc.write(func(c *cache.Cache) error { _, err := c.Put(key, []byte("v1"), cache.PutOptions{}); return err })
+	cc.put("k", "v1")
 	w := cc.watchAtOwner(func(c *client.Cache) (*client.Watch, error) { return c.WatchRetained(testCtx(t), key) })
 	wantEvent(t, w, client.WatchSnapshot, "v1")
 	wantEvent(t, w, client.WatchSynced, "")
-	cc.write(func(c *cache.Cache) error { _, err := c.Put(key, []byte("v2"), cache.PutOptions{}); return err })
+	cc.put("k", "v2")
 	wantEvent(t, w, client.WatchPut, "v2")
 	resume := w.ResumeOffset()
 	cc.awaitFollowersHoldTheLogs()
@@ -68,7 +65,7 @@ func TestARetainedWatchSurvivesTheLossOfTheOwner(t *testing.T) {
 	resumed := cc.watchAtOwner(func(c *client.Cache) (*client.Watch, error) {
 		return c.Watch(testCtx(t), key, client.ResumeAt(resume))
 	})
-	cc.write(func(c *cache.Cache) error { _, err := c.Put(key, []byte("v3"), cache.PutOptions{}); return err })
+	cc.put("k", "v3")
 	wantEvent(t, retained, client.WatchPut, "v3")
 	wantEvent(t, resumed, client.WatchPut, "v3")
 	t.Logf("%s owned the cache, %s serves the watches after it", cc.old, next)
@@ -82,7 +79,7 @@ func TestACounterSurvivesTheLossOfItsOwner(t *testing.T) {
 	var sum int64
 	for i := range 10 {
 		delta := int64(i + 1)
-		cc.write(func(c *cache.Cache) error { _, err := c.CounterAdd(key, delta); return err })
+		cc.add(key, delta)
 		sum += delta
 	}
 	cc.awaitFollowersHoldTheLogs()
@@ -91,9 +88,7 @@ func TestACounterSurvivesTheLossOfItsOwner(t *testing.T) {
 	if v, err := counter.Get(testCtx(t)); err != nil || !v.Exists || v.Sum != sum {
 		t.Fatalf("the counter on %s once %s stopped: %+v %v, want %d", next, cc.old, v, err, sum)
 	}
-	var after cache.CounterValue
-	cc.write(func(c *cache.Cache) (err error) { after, err = c.CounterAdd(key, 100); return err })
-	if after.Sum != sum+100 {
+	if after := cc.add(key, 100); after.Sum != sum+100 {
 		t.Fatalf("an add of 100 on %s answered %d, want %d", next, after.Sum, sum+100)
 	}
 	if v, err := counter.Get(testCtx(t)); err != nil || v.Sum != sum+100 {
@@ -208,6 +203,27 @@ func (cc *cacheCluster) watchAtOwner(open func(c *client.Cache) (*client.Watch, 
 			cc.t.Fatalf("a read while the owner %s refuses watches: %v", cc.owner, err)
 		}
 	}
+}
+
+// put puts value under key at the owner, as write does.
+func (cc *cacheCluster) put(key, value string) {
+	cc.t.Helper()
+	cc.write(func(c *cache.Cache) error {
+		_, err := c.Put([]byte(key), []byte(value), cache.PutOptions{})
+		return err
+	})
+}
+
+// add adds delta to the counter at key at the owner, as write does, and
+// returns the answer.
+func (cc *cacheCluster) add(key []byte, delta int64) cache.CounterValue {
+	cc.t.Helper()
+	var v cache.CounterValue
+	cc.write(func(c *cache.Cache) (err error) {
+		v, err = c.CounterAdd(key, delta)
+		return err
+	})
+	return v
 }
 
 // awaitFollowersHoldTheLogs waits until both followers' logs of the shard
