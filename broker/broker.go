@@ -126,11 +126,7 @@ func (b *Broker) openManagers() error {
 	gopts.Logger = b.cfg.logger()
 	b.node.groupOptions(&gopts)
 	b.groups = group.New(b.engine, gopts)
-	if h, ok := any(b.groups).(interface {
-		HoldReplicas(engine.StreamID, int) error
-	}); ok {
-		b.node.holdGroups(h.HoldReplicas)
-	}
+	b.node.holdGroups(b.groups.HoldReplicas)
 	po := b.cfg.Producers
 	if po.Epoch, err = nextEpoch(b.epochDir()); err != nil {
 		return fmt.Errorf("felix/broker: producer epoch: %w", err)
