@@ -115,8 +115,10 @@
 //     append), with AppendAt where this leadership's last append ended, so
 //     that one racing the replica, which took the log for a new leader, is
 //     refused (not-leader) rather than placed among the new leader's
-//     records; it is acknowledged as above on local durability, and
-//     followed by Part.Appended.
+//     records (and should Leading still say so, the groups are rebuilt
+//     from the log that moved before they serve again); it is
+//     acknowledged as above on local durability, and followed by
+//     Part.Appended.
 //  5. A compaction keeps every record at or above Part.CompactBelow and
 //     every control record, beside what it keeps anyway.
 //  6. A log reopened after running out of space is held in place of the

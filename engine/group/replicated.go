@@ -165,10 +165,14 @@ func (l *groupLog) appendLed(lg *shardlog.Log, entries []shardlog.Entry, gen uin
 }
 
 // appendRefusal is what an AppendAt's err tells the group: a log that moved
-// under it says this broker no longer leads; another error is the log's.
+// under it says this broker no longer leads, or that its replica put
+// records in the log while it leads (a catch-up), and the groups serve
+// again only once rebuilt from the log (lead); another error is the
+// log's.
 func (l *groupLog) appendRefusal(err error) error {
 	var moved *shardlog.DivergenceError
 	if errors.As(err, &moved) || errors.Is(err, shardlog.ErrStaleGeneration) {
+		l.sg.moved.Store(true)
 		return l.sg.notLeader()
 	}
 	return err
@@ -216,7 +220,7 @@ func (sg *shardGroups) unavailable() error {
 	if !sg.held {
 		return nil
 	}
-	if gen, ok := sg.leading(); !ok || !sg.built || gen != sg.gen {
+	if gen, ok := sg.leading(); !ok || !sg.built || gen != sg.gen || sg.moved.Load() {
 		return sg.notLeader()
 	}
 	return nil
@@ -234,7 +238,8 @@ func (sg *shardGroups) notLeader() error {
 
 // lead makes a held shard's groups serve at the generation this broker
 // leads the shard at, rebuilding them from the logs when they were built
-// at another (or not since a Release). It refuses with
+// at another (or not since a Release, or a log moved under their
+// appends). It refuses with
 // *engine.NotLeaderError while this broker does not lead the shard. nil
 // at once for a shard not held.
 func (sg *shardGroups) lead() error {
@@ -243,7 +248,7 @@ func (sg *shardGroups) lead() error {
 	}
 	gen, ok := sg.leading()
 	sg.mu.RLock()
-	closed, current := sg.closed, sg.built && sg.gen == gen
+	closed, current := sg.closed, sg.built && sg.gen == gen && !sg.moved.Load()
 	sg.mu.RUnlock()
 	switch {
 	case closed != nil:
@@ -265,9 +270,10 @@ func (sg *shardGroups) rebuildAt(gen uint32) error {
 	if sg.closed != nil {
 		return sg.closed
 	}
-	if sg.built && sg.gen == gen {
+	if sg.built && sg.gen == gen && !sg.moved.Load() {
 		return nil
 	}
+	sg.moved.Store(false) // no append runs now: one that finds the log moved after this sets it again
 	for _, l := range []*groupLog{sg.cursors, sg.deadLog} {
 		if l.heal.Err() == nil {
 			_ = l.log().Sync() // the records the replica appended as a follower, all visible

@@ -245,7 +245,8 @@ func TestHoldReplicasHoldsBothGroupLogsUntilTheShardStops(t *testing.T) {
 // An append of the groups that races the replica, which took the log for
 // a new leader before Leading said this broker no longer leads, is
 // refused as not-leader, and nothing of it lands among the new leader's
-// records.
+// records; while Leading still says this broker leads, the groups are
+// rebuilt from the log that moved before they serve again.
 func TestAReplicatedGroupAppendRacingTheReplicaIsRefused(t *testing.T) {
 	f, parts := newReplicatedFixture(t, Options{})
 	parts.lead(2)
@@ -263,5 +264,15 @@ func TestAReplicatedGroupAppendRacingTheReplicaIsRefused(t *testing.T) {
 	}
 	if got := cursors.records(t); len(got) == 0 || got[len(got)-1].Offset != end-1 {
 		t.Fatalf("the cursor log ends at %d, want the replica's record at %d last", cursors.log.Log.End(), end-1)
+	}
+	// Leading still says so: the replica put records in the log while this
+	// broker leads (a catch-up), and the groups resume from what it holds.
+	if d := f.describe("g"); d.Cursor != 4 || d.InFlight != 0 {
+		t.Fatalf("g once the log that moved is read again: %+v, want the cursor at 4, nothing in flight", d)
+	}
+	f.ack("g", "c1", f.poll("g", "c1", 1)[0].Offset)
+	if got := cursors.records(t); got[len(got)-1].Offset != end || got[len(got)-1].Generation != 2 {
+		t.Fatalf("the ack after the rebuild appended offset %d of generation %d, want %d of 2",
+			got[len(got)-1].Offset, got[len(got)-1].Generation, end)
 	}
 }

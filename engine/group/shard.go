@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/shardlog"
@@ -33,9 +34,13 @@ type shardGroups struct {
 	// Read-locked by every operation on a group (which then takes that
 	// group's mu); write-locked to add or remove a group, to close and
 	// to rebuild.
-	mu     sync.RWMutex
-	gen    uint32 // what the logs are appended at: the stream's, or the leading one
-	built  bool   // held: the groups were rebuilt from the logs at gen
+	mu    sync.RWMutex
+	gen   uint32 // what the logs are appended at: the stream's, or the leading one
+	built bool   // held: the groups were rebuilt from the logs at gen
+	// moved (held): a log refused an append because it moved under it
+	// (ledAppends); the groups serve again once rebuilt. Set under mu
+	// read-locked, so atomic.
+	moved  atomic.Bool
 	groups map[string]*group
 	closed error
 
