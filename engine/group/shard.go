@@ -38,7 +38,7 @@ type shardGroups struct {
 	gen   uint32 // what the logs are appended at: the stream's, or the leading one
 	built bool   // held: the groups were rebuilt from the logs at gen
 	// moved (held): a log refused an append because it moved under it
-	// (ledAppends); the groups serve again once rebuilt. Set under mu
+	// (ledAppends, led_appends.go); the groups serve again once rebuilt. Set under mu
 	// read-locked, so atomic.
 	moved  atomic.Bool
 	groups map[string]*group
