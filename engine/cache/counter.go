@@ -270,7 +270,7 @@ func (cs *counterSlot) get(key []byte) (CounterValue, error) {
 		return CounterValue{}, nil
 	}
 	v := CounterValue{Exists: true, Sum: c.sum, Offset: c.last}
-	l, led, replicated := cs.logs.Log(), cs.led, cs.part != nil
+	l, led, part := cs.logs.Log(), cs.led, cs.part
 	cs.mu.Unlock()
 	cs.visMu.Lock()
 	defer cs.visMu.Unlock()
@@ -280,7 +280,7 @@ func (cs *counterSlot) get(key []byte) (CounterValue, error) {
 	if l.End() <= v.Offset {
 		return CounterValue{}, cs.visErr
 	}
-	if replicated && !cs.sh.leadsAt(led) { // a replicated shard answers only while it leads
+	if part != nil && !leadsAt(part, led) { // a replicated shard answers only while it leads
 		return CounterValue{}, cs.sh.c.notLeader(cs.sh.index)
 	}
 	return v, nil

@@ -8,9 +8,12 @@ import (
 
 // A replicated shard's counters (replicate.go): their log is opened with
 // the shard, before any add, and held as part 1; the sums are folded from
-// it whenever the shard leads at a generation they were not folded at,
-// adds carry that generation, and nothing is added or read while the
-// shard does not lead (part 0's Leading decides, for both logs).
+// it whenever the part leads at a generation they were not folded at,
+// adds carry that generation, and nothing is added or read while it does
+// not lead. The part's own Leading decides, not the primary's: a new
+// leader of the shard first adopts the longest counters tail its
+// followers hold (the replica's, before it leads the part), and the
+// counters must not be folded or added to before that is in.
 
 // openReplicated holds l, the counters log just opened, as part 1; the
 // sums are folded once the shard leads. mu held.
@@ -35,14 +38,14 @@ func (cs *counterSlot) openEager() error {
 }
 
 // leadLocked is nil when the counters may serve and append now, at gen:
-// always for a cache of one replica; for a replicated one while part 0
+// always for a cache of one replica; for a replicated one while part 1
 // leads, after folding the log again when the generation it leads at is
 // new (the sums in memory may hold what a follower's truncation took, and
 // miss what its replica appended). mu held; it is let go of across the
 // log's Sync, which a failed flush ends only after telling the adds in
 // flight, whose waiters take mu.
 func (cs *counterSlot) leadLocked() error {
-	p := cs.sh.primary()
+	p := cs.part
 	if p == nil {
 		return nil
 	}
@@ -118,6 +121,13 @@ func (cs *counterSlot) append(l *shardlog.Log, entries []shardlog.Entry, w shard
 func (cs *counterSlot) leadLost() error {
 	cs.led = 0
 	return cs.sh.c.notLeader(cs.sh.index)
+}
+
+// leadsAt reports whether the counters part leads at gen now; mu held,
+// or p taken under it.
+func leadsAt(p *heldPart, gen uint32) bool {
+	g, ok := p.Leading()
+	return ok && g == gen
 }
 
 // shipped tells the replica that records were appended; mu held.

@@ -214,9 +214,11 @@
 // leader's records itself (shardlog AppendAt) and truncates where a new
 // leader's log differs. So the owner (replicate.go, counter_replicate.go):
 //
-//   - serves a shard (a write, a get, a watch, a counter add or get) only
-//     while part 0's Leading says ok, and otherwise answers
-//     *engine.NotLeaderError naming the leader Options.Owner knows;
+//   - serves a shard (a write, a get, a watch) only while part 0's
+//     Leading says ok, and its counters only while part 1's does (a new
+//     leader's replica adopts a follower's longer counters tail before it
+//     leads that part), and otherwise answers *engine.NotLeaderError
+//     naming the leader Options.Owner knows;
 //   - when the generation Leading returns is not the one the shard was
 //     built at, syncs the log (every record the replica appended is then
 //     visible), rebuilds the index and folds the counters from the logs

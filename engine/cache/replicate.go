@@ -19,7 +19,8 @@ import (
 // Leader level (engine/replication_part.go). On every broker holding the
 // shard both logs are opened at once (the counters' too, before any add,
 // so a follower holds it from the start) and held. Part 0's Leading
-// decides:
+// decides for the values (and part 1's, likewise, for the counters:
+// counter_replicate.go):
 //
 //   - While it says ok at generation g, the shard serves: its index and
 //     its counters' sums are built from the logs at g (rebuilt, after a

@@ -34,9 +34,9 @@ type leadership struct {
 type fakePart struct {
 	r        *fakeReplication
 	pl       engine.PartLog
-	lead     *leadership
-	appended atomic.Int64 // Appended calls
-	below    atomic.Int64 // what CompactBelow answers
+	lead     atomic.Pointer[leadership] // the shard's, or the part's own (leadsAlone)
+	appended atomic.Int64               // Appended calls
+	below    atomic.Int64               // what CompactBelow answers
 	released atomic.Bool
 }
 
@@ -57,7 +57,8 @@ func (r *fakeReplication) leadershipOf(shard int) *leadership {
 }
 
 func (r *fakeReplication) HoldPart(pl engine.PartLog) (engine.Part, error) {
-	p := &fakePart{r: r, pl: pl, lead: r.leadershipOf(pl.Shard)}
+	p := &fakePart{r: r, pl: pl}
+	p.lead.Store(r.leadershipOf(pl.Shard))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.held[partKey{pl.Shard, pl.Part}] = p
@@ -79,6 +80,15 @@ func (r *fakeReplication) follows(shard int, gen uint32) {
 	l.gen.Store(gen)
 }
 
+// leadsAlone gives a part a leadership of its own (a secondary part its
+// replica does not lead yet, adopting a follower's tail, while the
+// shard's primary leads), and returns it.
+func (p *fakePart) leadsAlone() *leadership {
+	l := &leadership{}
+	p.lead.Store(l)
+	return l
+}
+
 // part is the part held now, or fails the test.
 func (r *fakeReplication) part(t testing.TB, shard, part int) *fakePart {
 	t.Helper()
@@ -95,7 +105,8 @@ func (p *fakePart) Leading() (uint32, bool) {
 	if p.released.Load() {
 		return 0, false
 	}
-	return p.lead.gen.Load(), p.lead.ok.Load()
+	l := p.lead.Load()
+	return l.gen.Load(), l.ok.Load()
 }
 
 func (p *fakePart) Appended() {

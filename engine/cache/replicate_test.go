@@ -319,3 +319,26 @@ func TestAWriteThatFindsItsLogMovedIsRefusedAndTheShardRebuilt(t *testing.T) {
 		t.Fatalf("an add at generation 4: %+v %v, want 12", v, err)
 	}
 }
+
+// The counters follow their own part's leadership: while the shard's new
+// leader adopts a follower's counters tail (its replica leads the values
+// but not yet the counters) the counters are neither folded nor added to;
+// once the part leads they fold what it holds then.
+func TestCountersServeOnlyOnceTheirOwnPartLeads(t *testing.T) {
+	r := newFakeReplication()
+	_, c := replicatedStore(t, vfs.NewMem(), r, Config{})
+	counters := r.part(t, 0, engine.PartCounters)
+	own := counters.leadsAlone()
+	r.leads(0, 2)
+	put(t, c, "k", "v", PutOptions{})
+	var nle *engine.NotLeaderError
+	if _, err := c.CounterAdd([]byte("n"), 1); !errors.As(err, &nle) {
+		t.Fatalf("an add while the counters part does not lead: %v, want *engine.NotLeaderError", err)
+	}
+	counters.follow(t, 1, addEntry("n", 7)) // the adopted tail
+	own.gen.Store(2)
+	own.ok.Store(true)
+	if v, err := c.CounterAdd([]byte("n"), 1); err != nil || v.Sum != 8 {
+		t.Fatalf("an add once the counters part leads: %+v %v, want 8", v, err)
+	}
+}
