@@ -374,9 +374,9 @@ func (l *link) dial() {
 		l.attempt++
 		l.state, l.lastErr, l.lastAddr = linkWaiting, err, addr
 		l.retryAt = time.Now().Add(backoff(l.attempt, l.t.cfg.BackoffBase, l.t.cfg.BackoffMax, l.t.cfg.jitter()))
-		list := l.dropLocked()
+		list, attempt := l.dropLocked(), l.attempt // attempt read under mu: another dial may write it after
 		k.mu.Unlock()
-		l.t.cfg.Logger.Debug("peer dial failed", "peer", k.peer, "attempt", l.attempt, "err", err)
+		l.t.cfg.Logger.Debug("peer dial failed", "peer", k.peer, "attempt", attempt, "err", err)
 		k.fail(list, err)
 		return
 	}
