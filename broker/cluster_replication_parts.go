@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/felixbroker/felix/cluster"
@@ -129,16 +130,24 @@ type heldPart struct {
 	r    *replicas
 	id   cluster.ShardID
 	name string // "" for a cache's values, the shard's primary
+	// last is the leadership Leading found last: asked again of the node
+	// (under its broker-wide lock) only once it no longer serves.
+	last atomic.Pointer[replica.Leader]
 }
 
 func (p *heldPart) leader() *replica.Leader { return p.r.rn.PartLeader(p.id, p.name) }
 
 // Leading is the part's leadership on this broker, while it serves.
 func (p *heldPart) Leading() (uint32, bool) {
+	now := time.Now()
+	if l := p.last.Load(); l != nil && l.Serving(now) {
+		return l.Generation(), true
+	}
 	l := p.leader()
-	if l == nil || !l.Serving(time.Now()) {
+	if l == nil || !l.Serving(now) {
 		return 0, false
 	}
+	p.last.Store(l)
 	return l.Generation(), true
 }
 

@@ -256,8 +256,13 @@ var errExternal = errors.New("felix/replica: this log's owner appends to it dire
 func (l *Leader) Appended() { l.signal() }
 
 // Serving reports whether the leadership may acknowledge at now: it was
-// not deposed and its lease holds for its generation.
+// neither closed nor deposed, and its lease holds for its generation.
 func (l *Leader) Serving(now time.Time) bool {
+	select {
+	case <-l.done:
+		return false // closed: the leadership ended, or its part is no longer held
+	default:
+	}
 	return !l.deposed.Load() && l.cfg.Lease.Valid(now, uint64(l.gen))
 }
 
