@@ -107,3 +107,16 @@ func (g *ClusterGroup) Redrive(ctx context.Context, offsets ...uint64) (redriven
 	})
 	return redriven, notDead, err
 }
+
+// AckAsync is Ack without the wait, at the shard's leader; see
+// Group.AckAsync. It is sent once: a broker that could not be reached is
+// passed over, and the future reports any other failure.
+func (g *ClusterGroup) AckAsync(ctx context.Context, offsets ...uint64) *AckFuture {
+	cl, err := g.c.connect(ctx, g.c.leader(ctx, toShard(g.stream, g.shard)))
+	if err != nil {
+		f := &AckFuture{n: len(offsets), taken: make(chan struct{}), err: err}
+		close(f.taken)
+		return f
+	}
+	return cl.Group(g.stream, g.shard, g.name, g.opts...).AckAsync(ctx, offsets...)
+}

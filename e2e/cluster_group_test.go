@@ -53,3 +53,32 @@ func TestAShardedGroupConsumesEveryShard(t *testing.T) {
 		}
 	}
 }
+
+// A cluster client's one-shard group, reached through a broker that does
+// not lead the shard, polls at the leader and acks there asynchronously.
+func TestAClusterGroupPollsAndAcksAtTheLeader(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	s := clusterStream(t, c, c.brokers[0], client.StreamConfig{Shards: 1})
+	away := c.other(streamID(s), 0)
+	cc := dialCluster(t, []string{away.addr()})
+	for i := range 3 {
+		if _, err := cc.Publish(testCtx(t), s, fmt.Appendf(nil, "v%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := cc.Group(s, 0, "one")
+	ms, err := g.Poll(testCtx(t), 3, time.Second)
+	if err != nil || len(ms) != 3 {
+		t.Fatalf("poll: %d messages, %v", len(ms), err)
+	}
+	if err := g.AckAsync(testCtx(t), ms[0].Offset, ms[1].Offset, ms[2].Offset).Wait(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	info, err := g.Describe(testCtx(t))
+	if err != nil || info.Cursor != 3 {
+		t.Fatalf("the group after the acks: %+v %v, want its cursor at 3", info, err)
+	}
+	if st := cc.Stats(); st.Routes != 1 || st.PerBroker[c.leader(streamID(s), 0).addr()].Connections == 0 {
+		t.Fatalf("stats %+v: want the shard's route known and a connection to its leader", st)
+	}
+}
