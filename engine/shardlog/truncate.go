@@ -9,8 +9,12 @@ import (
 // Truncate removes every record at or after offset, for a replica whose log
 // diverged from its leader's. It waits for appends already queued to be
 // written; the caller must not append concurrently. Truncating at End is a
-// no-op; below Start is an *OffsetError.
+// no-op; below Start is an *OffsetError. It waits for a compaction's swap
+// under way; a compaction prepared before it whose segments it cut finds
+// the list shorter at its Commit and is discarded (ErrCompactionStale).
 func (l *Log) Truncate(offset int64) error {
+	l.compaction.mu.Lock() // before mu, as the swap takes them
+	defer l.compaction.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for !l.fill.empty() || l.spare == nil {
