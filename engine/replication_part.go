@@ -75,6 +75,8 @@ type Part interface {
 	// that a follower is never sent a run of offsets with holes. A
 	// follower's own replica answers 0 (nothing may be dropped by it).
 	CompactBelow() int64
-	// Release stops replicating the part. The log stays open.
+	// Release stops replicating the part. The log stays open. Releasing
+	// a shard's primary (a cache's values) releases its other parts too:
+	// release them first.
 	Release()
 }
