@@ -9,60 +9,9 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/felixbroker/felix/check"
 	"github.com/felixbroker/felix/segment/vfs"
 )
-
-// kvInput is one operation of the register-per-key model. Every put writes
-// a value no other put writes, so a compare-and-set at the offset a get
-// returned is a compare-and-set on that get's value.
-type kvInput struct {
-	op       string // get, put, del, cas
-	key      string
-	value    string // put, cas: the value written
-	expected string // cas: the value read at the offset it names
-}
-
-type kvOutput struct {
-	found bool   // get: a value; put, del: the key held one before; cas: applied
-	value string // get
-}
-
-// kvModel is a register per key; "" is absent.
-var kvModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		for _, op := range history {
-			k := op.Input.(kvInput).key
-			byKey[k] = append(byKey[k], op)
-		}
-		var out [][]porcupine.Operation
-		for _, ops := range byKey {
-			out = append(out, ops)
-		}
-		return out
-	},
-	Init: func() any { return "" },
-	Step: func(state, input, output any) (bool, any) {
-		st, in, out := state.(string), input.(kvInput), output.(kvOutput)
-		switch in.op {
-		case "get":
-			return out.found == (st != "") && out.value == st, st
-		case "put":
-			return out.found == (st != ""), in.value
-		case "del":
-			return out.found == (st != ""), ""
-		case "cas":
-			if out.found {
-				return st == in.expected, in.value
-			}
-			return st != in.expected, st
-		}
-		return false, st
-	},
-	DescribeOperation: func(input, output any) string {
-		return fmt.Sprintf("%+v -> %+v", input, output)
-	},
-}
 
 // Gets, puts, deletes and compare-and-sets from concurrent clients, with
 // compaction running beside them, form a linearizable history: with gets
@@ -114,7 +63,7 @@ func checkLinearizable(t *testing.T, c *Cache) {
 			var lastRead map[string]Item = map[string]Item{}
 			for i := range opsEach {
 				key := keys[rng.IntN(len(keys))]
-				in, call := kvInput{key: key}, now()
+				in, call := check.KVInput{Key: key}, now()
 				out, err := runOp(c, rng, id, i, &in, lastRead)
 				if err != nil {
 					t.Error(err)
@@ -130,42 +79,42 @@ func checkLinearizable(t *testing.T, c *Cache) {
 	wg.Wait()
 	close(stop)
 	compacting.Wait()
-	res := porcupine.CheckOperationsTimeout(kvModel, history, 30*time.Second)
+	res := porcupine.CheckOperationsTimeout(check.KVModel(), history, 30*time.Second)
 	if res != porcupine.Ok {
 		t.Fatalf("history of %d operations is not linearizable (%v)", len(history), res)
 	}
 }
 
 // runOp runs one random operation and fills in its input and output.
-func runOp(c *Cache, rng *rand.Rand, client, i int, in *kvInput, lastRead map[string]Item) (kvOutput, error) {
-	k := []byte(in.key)
+func runOp(c *Cache, rng *rand.Rand, client, i int, in *check.KVInput, lastRead map[string]Item) (check.KVOutput, error) {
+	k := []byte(in.Key)
 	switch r := rng.IntN(10); {
 	case r < 4:
-		in.op = "get"
+		in.Op = "get"
 		it, err := c.Get(k, nil)
 		if it.Found {
-			lastRead[in.key] = Item{Found: true, Offset: it.Offset, Value: it.Value}
+			lastRead[in.Key] = Item{Found: true, Offset: it.Offset, Value: it.Value}
 		}
-		return kvOutput{found: it.Found, value: string(it.Value)}, err
+		return check.KVOutput{Found: it.Found, Value: string(it.Value)}, err
 	case r < 7:
-		in.op, in.value = "put", fmt.Sprintf("c%d-%d-%0*d", client, i, rng.IntN(200), 0)
-		w, err := c.Put(k, []byte(in.value), PutOptions{})
-		return kvOutput{found: w.Existed}, err
+		in.Op, in.Value = "put", fmt.Sprintf("c%d-%d-%0*d", client, i, rng.IntN(200), 0)
+		w, err := c.Put(k, []byte(in.Value), PutOptions{})
+		return check.KVOutput{Found: w.Existed}, err
 	case r < 8:
-		in.op = "del"
+		in.Op = "del"
 		w, err := c.Delete(k, Condition{})
-		return kvOutput{found: w.Existed}, err
+		return check.KVOutput{Found: w.Existed}, err
 	}
-	seen, ok := lastRead[in.key]
+	seen, ok := lastRead[in.Key]
 	if !ok {
-		in.op = "get"
+		in.Op = "get"
 		it, err := c.Get(k, nil)
-		return kvOutput{found: it.Found, value: string(it.Value)}, err
+		return check.KVOutput{Found: it.Found, Value: string(it.Value)}, err
 	}
-	in.op, in.expected, in.value = "cas", string(seen.Value), fmt.Sprintf("c%d-%d-cas", client, i)
-	_, err := c.Put(k, []byte(in.value), PutOptions{Cond: Condition{Kind: CondIfOffset, Offset: seen.Offset}})
+	in.Op, in.Expected, in.Value = "cas", string(seen.Value), fmt.Sprintf("c%d-%d-cas", client, i)
+	_, err := c.Put(k, []byte(in.Value), PutOptions{Cond: Condition{Kind: CondIfOffset, Offset: seen.Offset}})
 	if errors.Is(err, ErrPreconditionFailed) {
-		return kvOutput{}, nil
+		return check.KVOutput{}, nil
 	}
-	return kvOutput{found: err == nil}, err
+	return check.KVOutput{Found: err == nil}, err
 }
