@@ -8,9 +8,8 @@ import (
 	"github.com/felixbroker/felix/netio/wire"
 )
 
-// routeKey names one shard of a stream or of a cache.
+// routeKey names one shard of a stream.
 type routeKey struct {
-	cache     bool
 	tenant    string
 	namespace string
 	name      string
@@ -46,7 +45,7 @@ func (c *ClusterClient) leader(ctx context.Context, t target) string {
 	addr, ok := c.routes[t.key]
 	p := c.shards[s]
 	c.mu.Unlock()
-	if ok || t.key.cache || c.opts.clock.Now().Sub(p.at) < describeRetry {
+	if ok || c.opts.clock.Now().Sub(p.at) < describeRetry {
 		return addr
 	}
 	c.describe(ctx, s)
@@ -142,9 +141,7 @@ func (c *ClusterClient) learn(t target, err error) (redirect string) {
 			} else {
 				delete(c.routes, t.key)
 			}
-			if !t.key.cache {
-				delete(c.shards, Stream{Tenant: t.key.tenant, Namespace: t.key.namespace, Name: t.key.name})
-			}
+			delete(c.shards, Stream{Tenant: t.key.tenant, Namespace: t.key.namespace, Name: t.key.name})
 		}
 		if leader == fb.addr {
 			return ""
