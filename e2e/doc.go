@@ -30,4 +30,21 @@
 // a broker's own business, so they read each broker's view and data
 // directory to say which broker holds what; what a client gets they
 // observe through the client.
+//
+// The cluster client's tests (cluster_client_test.go, cluster_sharded_test.go,
+// cluster_producer_failover_test.go, cluster_group_test.go,
+// cluster_watch_test.go) drive client.ClusterClient against such a
+// cluster, and carry the contract's names for it:
+// TestAClusterClientFollowsTheRedirectToTheOwner,
+// TestAClientGivenOneSeedLearnsTheOtherBrokers,
+// TestAClientGivenOneSeedSurvivesLosingIt,
+// TestAPublisherSurvivesLosingItsBroker,
+// TestRecordsPublishedAcrossAFailoverAreAllReadable,
+// TestAShardedSubscriptionReceivesEveryRecord,
+// TestAnUnreachableShardRefusesTheSubscription,
+// TestAShardedSubscriptionResumesFromItsPerShardOffsets. Those that stop a
+// replicated shard's leader start their brokers with a short shard lease
+// (startLeasedCluster), so a failover takes about a second, and wait for
+// it through the client's own retries. cluster_client_bench_test.go
+// measures the cluster client beside Clients routed by hand.
 package e2e
