@@ -55,8 +55,8 @@ func (c *ClusterClient) leader(ctx context.Context, t target) string {
 }
 
 // routed is the Client of t's leader (or of the broker in use) when its
-// connection is up: the path a steady publish takes, with no lookups but
-// two map reads.
+// connection is up: the path a steady publish takes, two map reads and
+// no lookup.
 func (c *ClusterClient) routed(t target) *Client {
 	c.mu.Lock()
 	addr, ok := c.routes[t.key]
