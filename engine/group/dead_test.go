@@ -99,3 +99,25 @@ func TestTheCursorPassesADeadLetterOnlyOnceItIsDurable(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 }
+
+// Redriven records are handed out oldest first, as the window's are,
+// however many there are.
+func TestRedrivenRecordsAreDeliveredInOffsetOrder(t *testing.T) {
+	f := newFixture(t, Options{MaxDeliveries: 1})
+	f.publish(40)
+	d := f.poll("g", "c1", 40)
+	var all []int64
+	for _, r := range d {
+		all = append(all, r.Offset)
+	}
+	if err := f.m.Reject(key("g"), "c1", all, "later"); err != nil {
+		t.Fatal(err)
+	}
+	f.settled("g")
+	if n, err := f.m.Redrive(key("g"), nil); n != 40 || err != nil {
+		t.Fatalf("redrive all: %d %v", n, err)
+	}
+	if got := offsets(f.poll("g", "c2", 40)); !slices.Equal(got, all) {
+		t.Fatalf("redriven records delivered in the order %v, want %v", got, all)
+	}
+}

@@ -15,24 +15,26 @@ type group struct {
 	name string
 	key  []byte // name, for log records
 
-	mu        sync.Mutex
-	cursor    int64 // every offset below is finished; durable through the cursor log
-	logged    int64 // the cursor the cursor log last got
-	next      int64 // offsets at or above were never handed out
-	win       window
-	due       int64 // no claim lapses and no owed slot ripens before this (clock ns); a lower bound
-	owed      int   // slots in slotOwed, window and redriven
-	claimed   int   // slots in slotClaimed, window and redriven
-	dead      map[int64]*deadEntry
-	again     map[int64]*slot // redriven records, wherever they lie
-	consumers map[string]*consumer
-	avgBytes  int // running estimate of a record's framed size, to size reads
-	stats     groupStats
-	deleted   bool
-	settleErr error             // scratch of settle: a log failure met by a rule
-	wakeAfter bool              // scratch of settle: a nack made records owed now
-	value     []byte            // scratch for a log record's value
-	entry     [1]shardlog.Entry // scratch for a log append
+	mu      sync.Mutex
+	cursor  int64 // every offset below is finished; durable through the cursor log
+	logged  int64 // the cursor the cursor log last got
+	next    int64 // offsets at or above were never handed out
+	win     window
+	due     int64 // no claim lapses and no owed slot ripens before this (clock ns); a lower bound
+	owed    int   // slots in slotOwed, window and redriven
+	claimed int   // slots in slotClaimed, window and redriven
+	dead    map[int64]*deadEntry
+	again   map[int64]*slot // redriven records, wherever they lie
+	// againOrder is redeliver's scratch: again's offsets, sorted.
+	againOrder []int64
+	consumers  map[string]*consumer
+	avgBytes   int // running estimate of a record's framed size, to size reads
+	stats      groupStats
+	deleted    bool
+	settleErr  error             // scratch of settle: a log failure met by a rule
+	wakeAfter  bool              // scratch of settle: a nack made records owed now
+	value      []byte            // scratch for a log record's value
+	entry      [1]shardlog.Entry // scratch for a log append
 
 	commits commitQueue // dead letters made durable (or failed), for the next operation to apply
 	wake    signal      // fired when records may have become deliverable

@@ -3,6 +3,7 @@ package group
 import (
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/segment"
@@ -52,9 +53,21 @@ func (t *taker) redeliver() error {
 			return err
 		}
 	}
-	for o, s := range g.again {
-		if err := t.visit(s, o); err != nil {
-			return err
+	if len(g.again) == 0 {
+		return nil
+	}
+	// In offset order, as the window's: a redrive hands its records out
+	// oldest first (the map's own order is random).
+	g.againOrder = g.againOrder[:0]
+	for o := range g.again {
+		g.againOrder = append(g.againOrder, o)
+	}
+	slices.Sort(g.againOrder)
+	for _, o := range g.againOrder {
+		if s := g.again[o]; s != nil {
+			if err := t.visit(s, o); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
