@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/broker"
+	"github.com/felixbroker/felix/check"
 	"github.com/felixbroker/felix/client"
 )
 
@@ -356,17 +357,56 @@ type attempt struct {
 }
 
 // history is every publish a test made on its stream, in the order they
-// were answered.
+// were answered, and beside them the same publishes and the shard's
+// reads recorded for the history checker (package check).
 type history struct {
 	mu       sync.Mutex
 	attempts []attempt
+	procs    int // process ids handed out to writers; the test's own is 0
+
+	began time.Time // the checker's times are nanoseconds since
+	rec   check.Recorder
 }
+
+func newHistory() *history { return &history{began: time.Now()} }
 
 func (h *history) add(a attempt) {
 	h.mu.Lock()
 	h.attempts = append(h.attempts, a)
 	h.mu.Unlock()
 }
+
+// process is a new process id for the checker: one per goroutine that
+// publishes.
+func (h *history) process() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.procs++
+	return h.procs
+}
+
+func (h *history) now() int64 { return int64(time.Since(h.began)) }
+
+// invoke records a publish of value to shard 0 of s as begun.
+func (h *history) invoke(process int, s client.Stream, value string) check.Handle {
+	return h.rec.Invoke(process, h.now(), check.Publish{Shard: checkShard0(s), Value: value})
+}
+
+// complete records a publish's answer: acknowledged, refused with what
+// client.Ambiguous says was not applied, or of unknown outcome.
+func (h *history) complete(op check.Handle, pos client.Position, err error) {
+	switch {
+	case err == nil:
+		op.Ok(h.now(), check.Published{Offset: pos.Offset})
+	case !client.Ambiguous(err):
+		op.Fail(h.now(), err.Error())
+	default:
+		op.Unknown(h.now(), err.Error())
+	}
+}
+
+// checkShard0 is shard 0 of s as the checker names it.
+func checkShard0(s client.Stream) check.Shard { return check.Shard{Stream: s.String()} }
 
 func (h *history) snapshot() []attempt {
 	h.mu.Lock()
@@ -393,8 +433,9 @@ func (c *nemesisCluster) publish(ctx context.Context, h *history, s client.Strea
 	cl := c.client(to)
 	pctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	sent := time.Now()
+	sent, op := time.Now(), h.invoke(0, s, value)
 	pos, err := cl.Publish(pctx, s, []byte(value))
+	h.complete(op, pos, err)
 	a := attempt{value: value, to: to, pos: pos, err: err, sent: sent, answered: time.Now()}
 	h.add(a)
 	return a
@@ -435,7 +476,7 @@ type writer struct {
 
 func (c *nemesisCluster) startWriter(ctx context.Context, h *history, s client.Stream, to, prefix string, within time.Duration) *writer {
 	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
-	cl := c.client(to)
+	cl, process := c.client(to), h.process()
 	go func() {
 		defer close(w.done)
 		for i := 0; ; i++ {
@@ -446,9 +487,10 @@ func (c *nemesisCluster) startWriter(ctx context.Context, h *history, s client.S
 			}
 			value := fmt.Sprintf("%s %d", prefix, i)
 			pctx, cancel := context.WithTimeout(ctx, within)
-			sent := time.Now()
+			sent, op := time.Now(), h.invoke(process, s, value)
 			pos, err := cl.Publish(pctx, s, []byte(value))
 			cancel()
+			h.complete(op, pos, err)
 			h.add(attempt{value: value, to: to, pos: pos, err: err, sent: sent, answered: time.Now()})
 			w.sent++
 			if err != nil {
@@ -493,30 +535,25 @@ func lastErrors(h *history, n int) []string {
 }
 
 // checkShard reads shard 0 of s at its leader from offset 0 up to the
-// last acknowledged offset, and checks the history against it: every
-// acknowledged record is there at the offset it was acknowledged at,
-// every record read is one the test published, each once, in offset
-// order. A publish refused or unanswered may be there or not (once). It
-// returns how many records it read and how many of them were not
-// acknowledged.
+// last acknowledged offset, and has the history checker (package check)
+// judge the history against it: every acknowledged record is there at
+// the offset it was acknowledged at (else unseen, lost-write, poll-skip,
+// duplicate), every record read is one the test published (unexpected),
+// each once (duplicate), in offset order (nonmonotonic-poll), and none
+// whose publish was refused with what client.Ambiguous says was not
+// applied (aborted-read); a publish refused ambiguously or unanswered may
+// be there or not. The test fails with the checker's report unless it is
+// valid. It returns how many records it read and how many of them were
+// not acknowledged.
 func (c *nemesisCluster) checkShard(ctx context.Context, h *history, s client.Stream, leader string) (read, unacked int) {
 	c.t.Helper()
 	t := c.t
-	attempts := h.snapshot()
 	sent := map[string]attempt{}
-	ackedAt := map[client.Position]attempt{}
 	var last uint64
 	acked := 0
-	for _, a := range attempts {
-		if _, dup := sent[a.value]; dup {
-			t.Fatalf("the test published %q twice", a.value)
-		}
+	for _, a := range h.snapshot() {
 		sent[a.value] = a
 		if a.err == nil {
-			if other, dup := ackedAt[a.pos]; dup {
-				t.Fatalf("%q (by %s) and %q (by %s) both acknowledged at offset %d", other.value, other.to, a.value, a.to, a.pos.Offset)
-			}
-			ackedAt[a.pos] = a
 			acked++
 			last = max(last, a.pos.Offset)
 			if a.pos.Shard != 0 {
@@ -527,60 +564,57 @@ func (c *nemesisCluster) checkShard(ctx context.Context, h *history, s client.St
 	if acked == 0 {
 		t.Fatal("nothing acknowledged to check")
 	}
+	sub := fmt.Sprintf("final read %d", h.process())
+	records := c.readShard(ctx, h, s, leader, sub, last)
+	for _, rec := range records {
+		if a, ok := sent[rec.Value]; ok && a.err != nil {
+			unacked++
+			t.Logf("at %s: %q, sent to %s and answered %v, is held at offset %d", leader, rec.Value, a.to, a.err, rec.Offset)
+		}
+	}
+	// Only this read is final: the earlier rounds' stand as reads like any
+	// other (each a subscription owed every record from offset 0).
+	hist := h.rec.History()
+	for i, op := range hist.Ops {
+		if in, ok := op.Input.(check.Read); ok && in.Subscription == sub {
+			in.Final = true
+			hist.Ops[i].Input = in
+		}
+	}
+	r := check.Check(hist, check.Options{})
+	if !r.Valid() {
+		t.Fatalf("at %s: shard 0 read up to offset %d, the history checker: %s", leader, last, &r)
+	}
+	t.Logf("the history checker: %s", r.Summary())
+	return len(records), unacked
+}
+
+// readShard reads shard 0 of s at the broker from offset 0 until it has
+// read a record at or above last, and records it for the checker as one
+// read of the subscription named sub.
+func (c *nemesisCluster) readShard(ctx context.Context, h *history, s client.Stream, leader, sub string, last uint64) []check.Record {
+	t := c.t
 	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	sub, err := c.client(leader).Subscribe(rctx, s, 0, client.SubscribeOptions{Start: client.FromEarliest()})
+	op := h.rec.Invoke(0, h.now(), check.Read{Shard: checkShard0(s), Subscription: sub})
+	subscription, err := c.client(leader).Subscribe(rctx, s, 0, client.SubscribeOptions{Start: client.FromEarliest()})
 	if err != nil {
 		t.Fatalf("subscribe to shard 0 at its leader %s: %v", leader, err)
 	}
-	defer sub.Close()
-	at := map[string]uint64{} // value -> offset read at
-	var prev uint64
-	for read == 0 || prev < last {
-		ev, err := sub.Next(rctx)
+	defer subscription.Close()
+	var records []check.Record
+	var top uint64
+	for len(records) == 0 || top < last {
+		ev, err := subscription.Next(rctx)
 		if err != nil {
 			t.Fatalf("reading shard 0 at its leader %s, after offset %d (%d records read), up to %d, the last acknowledged: %v",
-				leader, prev, read, last, err)
+				leader, top, len(records), last, err)
 		}
-		v := string(ev.Value)
-		if read > 0 && ev.Offset <= prev {
-			t.Fatalf("at %s: %q read at offset %d after offset %d", leader, v, ev.Offset, prev)
-		}
-		a, ok := sent[v]
-		switch {
-		case !ok:
-			t.Fatalf("at %s: offset %d holds %q, which the test never published", leader, ev.Offset, v)
-		case a.err == nil && a.pos.Offset != ev.Offset:
-			t.Fatalf("at %s: %q read at offset %d, acknowledged (by %s) at %d", leader, v, ev.Offset, a.to, a.pos.Offset)
-		}
-		if off, dup := at[v]; dup {
-			t.Fatalf("at %s: %q read at offsets %d and %d", leader, v, off, ev.Offset)
-		}
-		at[v] = ev.Offset
-		if a.err != nil {
-			unacked++
-			t.Logf("at %s: %q, sent to %s and answered %v, is held at offset %d", leader, v, a.to, a.err, ev.Offset)
-			if !client.Ambiguous(a.err) {
-				// A refused publish may be held (the new leader decides
-				// it), but only one refused with an ambiguous code: one
-				// the client reports as not applied must not be.
-				t.Errorf("%q was refused with %v, which client.Ambiguous says was not applied, yet it is held at offset %d", v, a.err, ev.Offset)
-			}
-		}
-		prev = ev.Offset
-		read++
+		records = append(records, check.Record{Offset: ev.Offset, Value: string(ev.Value)})
+		top = max(top, ev.Offset)
 	}
-	var lost []string
-	for _, a := range attempts {
-		if _, ok := at[a.value]; a.err == nil && !ok {
-			lost = append(lost, fmt.Sprintf("%q (acknowledged by %s at offset %d)", a.value, a.to, a.pos.Offset))
-		}
-	}
-	if len(lost) > 0 {
-		t.Fatalf("at %s: %d acknowledged records are not in shard 0 (read up to offset %d): %s",
-			leader, len(lost), prev, strings.Join(lost[:min(len(lost), 10)], ", "))
-	}
-	return read, unacked
+	op.Ok(h.now(), check.Delivered{Records: records})
+	return records
 }
 
 // shardStatus is what the running brokers' /cluster say of s's shard 0
@@ -601,4 +635,25 @@ func (c *nemesisCluster) shardStatus(s client.Stream) string {
 		out = append(out, line)
 	}
 	return strings.Join(out, "; ")
+}
+
+// The nemesis history records a publish's answer as the client classifies
+// it: acknowledged is Ok at its offset, refused with what client.Ambiguous
+// says was not applied is Fail, anything else is of unknown outcome.
+func TestTheNemesisHistoryRecordsAnswersAsTheClientClassifiesThem(t *testing.T) {
+	h := newHistory()
+	s := client.Stream{Tenant: "t", Namespace: "nemesis", Name: "s"}
+	for _, err := range []error{nil, client.ErrNotSent, context.DeadlineExceeded} {
+		h.complete(h.invoke(0, s, fmt.Sprint(err)), client.Position{Offset: 7}, err)
+	}
+	var got []string
+	for _, op := range h.rec.History().Ops {
+		got = append(got, op.Outcome.String())
+		if op.Outcome == check.Ok && op.Output != (check.Published{Offset: 7}) {
+			t.Fatalf("%s: want acknowledged at 7", op)
+		}
+	}
+	if want := []string{"ok", "fail", "unknown"}; !slices.Equal(got, want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
 }

@@ -243,7 +243,7 @@ func startNemesisRun(t *testing.T, rounds int, name string) (context.Context, *n
 	c := startNemesisCluster(t, nemesisLease, nemesisPublishTimeout)
 	t.Logf("three processes ready %v after the start", time.Since(began).Round(time.Millisecond))
 	s := nemesisStream(t, ctx, c, name)
-	h := &history{}
+	h := newHistory()
 	leader, gen := c.awaitLeader(ctx, s, "")
 	c.publishUntilAcked(ctx, h, s, leader, "first")
 	return ctx, c, s, h, leader, gen
