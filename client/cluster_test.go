@@ -196,3 +196,29 @@ func TestAClusterClientWithEveryBrokerDownFailsWithinItsDeadline(t *testing.T) {
 		t.Fatalf("dialing a cluster that is down: %v, want no broker reachable naming both seeds", err)
 	}
 }
+
+// Every failure no attempt can fix is returned by the cluster client at
+// once, decided by its wire code: not tried again, and not at another
+// broker either. not_found is the one refusal of a request's target that
+// is retried (TestAClusterClientRetriesNotFoundAndFollowsARedirect).
+func TestAClusterClientFailsFastOnEveryCodeNoAttemptCanFix(t *testing.T) {
+	codes := []wire.Code{wire.CodeUnauthenticated, wire.CodeForbidden, wire.CodeOffsetBelowRetention,
+		wire.CodeMalformedFrame, wire.CodeFrameTooLarge, wire.CodeLimitExceeded, wire.CodeInvalidArgument}
+	for _, code := range codes {
+		t.Run(code.String(), func(t *testing.T) {
+			a, b := newFakeMember(t), newFakeMember(t)
+			a.lists(a, b)
+			refuse := func(fc *fakeConn, f wire.Frame) { fc.fail(f.RequestID, code, "no", wire.Details{}) }
+			a.answer(refuse)
+			b.answer(refuse)
+			c := dialFakeCluster(t, []string{a.addr()}, tinyBackoff(RetryPolicy{Attempts: 10})...)
+			_, err := c.PublishAtLeastOnce(testCtx(t), testStream, []byte("v"))
+			if !errors.Is(err, code) || errors.Is(err, ErrRetriesExhausted) {
+				t.Fatalf("got %v, want %v at once", err, code)
+			}
+			if n := a.publishes.Load() + b.publishes.Load(); n != 1 {
+				t.Fatalf("%d attempts, want 1", n)
+			}
+		})
+	}
+}
