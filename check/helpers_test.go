@@ -12,6 +12,8 @@ type script struct {
 	now  int64
 	acks []Ack
 	logs []ShardLogs
+	// absent is the Options.Absent of the tables that need one.
+	absent func(s Shard, offset uint64) bool
 }
 
 func (s *script) tick() int64 { s.now++; return s.now }

@@ -53,6 +53,11 @@ func TestReplicationAnomaliesOnHandMadeEvents(t *testing.T) {
 			readAB(s)
 			s.logs = []ShardLogs{{Shard: shardA, Final: []LogEntry{{0, 1, HashValue("a")}, {2, 1, HashValue("c")}}}}
 		}, []Kind{RolledBackRead}},
+		{"no roll back where the caller declares the offset absent (compacted)", func(s *script) {
+			readAB(s)
+			s.logs = []ShardLogs{{Shard: shardA, Final: []LogEntry{{0, 1, HashValue("a")}, {2, 1, HashValue("c")}}}}
+			s.absent = func(sh Shard, off uint64) bool { return off == 1 }
+		}, nil},
 		{"no roll back outside the final log (retention)", func(s *script) {
 			readAB(s)
 			s.logs = []ShardLogs{{Shard: shardA, Final: []LogEntry{{1, 1, HashValue("b")}}}}
@@ -62,7 +67,7 @@ func TestReplicationAnomaliesOnHandMadeEvents(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var s script
 			c.build(&s)
-			r := Check(s.history(), Options{})
+			r := Check(s.history(), Options{Absent: s.absent})
 			requireKinds(t, &r, c.want...)
 		})
 	}
