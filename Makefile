@@ -2,6 +2,7 @@
 GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 500ms
+ROUNDS    ?= 10
 FUZZTIME  ?= 30s
 DATA      ?= ./felix-data
 CLUSTER_DIR ?= ./.felix-cluster
@@ -9,7 +10,7 @@ STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: tidy-check staticcheck test-race-skipped
 
-.PHONY: run run-cluster build test test-short lint vet fmt-check bench fuzz soak clean
+.PHONY: run run-cluster build test test-short lint vet fmt-check bench fuzz nemesis soak clean
 
 ## run: start one broker with embedded defaults (localhost, ./felix-data, Periodic fsync): a cluster
 ## of one, its etcd member in ./felix-data/etcd
@@ -57,10 +58,11 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 
-## cross-build: the portable path must build for darwin and windows
+## cross-build: the portable path must build for darwin and windows (compiled, not
+## optimized: it checks that every package builds there, and keeps no binary)
 cross-build:
-	GOOS=darwin  GOARCH=arm64 $(GO) build ./...
-	GOOS=windows GOARCH=amd64 $(GO) build ./...
+	GOOS=darwin  GOARCH=arm64 $(GO) build -gcflags=all='-N -l' ./...
+	GOOS=windows GOARCH=amd64 $(GO) build -gcflags=all='-N -l' ./...
 
 ## bench: the storage, ring and codec benchmarks with their raw baselines
 bench:
@@ -74,7 +76,12 @@ fuzz:
 	  done; \
 	done
 
-## soak: the long crash and kill -9 loops
+## ## nemesis: the real-process nemeses (kill -9, SIGSTOP past the lease) with more
+## rounds than make test's 2 (ROUNDS=N)
+nemesis:
+	FELIX_NEMESIS_ROUNDS=$(ROUNDS) $(GO) test -count=1 -timeout 60m -run 'LeaderProcess' -v ./cmd/felix
+
+soak: the long crash and kill -9 loops
 soak:
 	FELIX_SOAK=1 $(GO) test -race -timeout 60m -run 'Soak|Crash|Kill' ./...
 
