@@ -76,12 +76,12 @@ fuzz:
 	  done; \
 	done
 
-## ## nemesis: the real-process nemeses (kill -9, SIGSTOP past the lease) with more
+## nemesis: the real-process nemeses (kill -9, SIGSTOP past the lease) with more
 ## rounds than make test's 2 (ROUNDS=N)
 nemesis:
 	FELIX_NEMESIS_ROUNDS=$(ROUNDS) $(GO) test -count=1 -timeout 60m -run 'LeaderProcess' -v ./cmd/felix
 
-soak: the long crash and kill -9 loops
+## soak: the long crash and kill -9 loops
 soak:
 	FELIX_SOAK=1 $(GO) test -race -timeout 60m -run 'Soak|Crash|Kill' ./...
 
