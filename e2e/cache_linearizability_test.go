@@ -9,59 +9,9 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/felixbroker/felix/check"
 	"github.com/felixbroker/felix/client"
 )
-
-// wireKVInput is one operation of the register-per-key model, as a client
-// sent it over the wire. Every put writes a value no other put writes, so
-// a compare-and-set at the offset a get returned is a compare-and-set on
-// that get's value.
-type wireKVInput struct {
-	op       string // get, put, del, cas
-	key      string
-	value    string // put, cas: the value written
-	expected string // cas: the value read at the offset it names
-}
-
-type wireKVOutput struct {
-	found bool   // get: a value; put, del: the key held one before; cas: applied
-	value string // get
-}
-
-// wireKVModel is a register per key; "" is absent.
-var wireKVModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		for _, op := range history {
-			k := op.Input.(wireKVInput).key
-			byKey[k] = append(byKey[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(byKey))
-		for _, ops := range byKey {
-			out = append(out, ops)
-		}
-		return out
-	},
-	Init: func() any { return "" },
-	Step: func(state, input, output any) (bool, any) {
-		st, in, out := state.(string), input.(wireKVInput), output.(wireKVOutput)
-		switch in.op {
-		case "get":
-			return out.found == (st != "") && out.value == st, st
-		case "put":
-			return out.found == (st != ""), in.value
-		case "del":
-			return out.found == (st != ""), ""
-		case "cas":
-			if out.found {
-				return st == in.expected, in.value
-			}
-			return st != in.expected, st
-		}
-		return false, st
-	},
-	DescribeOperation: func(input, output any) string { return fmt.Sprintf("%+v -> %+v", input, output) },
-}
 
 // TestGetPutDeleteOverTheWireAreLinearizable: clients on connections of
 // their own send gets, puts, deletes and compare-and-sets of a few keys to
@@ -85,7 +35,7 @@ func TestGetPutDeleteOverTheWireAreLinearizable(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(id), 11))
 			lastRead := map[string]client.Item{}
 			for i := range opsEach {
-				in := wireKVInput{key: keys[rng.IntN(len(keys))]}
+				in := check.KVInput{Key: keys[rng.IntN(len(keys))]}
 				call := now()
 				out, err := runWireOp(t, ca, rng, id, i, &in, lastRead)
 				if err != nil {
@@ -100,43 +50,43 @@ func TestGetPutDeleteOverTheWireAreLinearizable(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if res := porcupine.CheckOperationsTimeout(wireKVModel, history, 30*time.Second); res != porcupine.Ok {
+	if res := porcupine.CheckOperationsTimeout(check.KVModel(), history, 30*time.Second); res != porcupine.Ok {
 		t.Fatalf("the history of %d operations is not linearizable (%v)", len(history), res)
 	}
 }
 
 // runWireOp runs one random operation and fills in its input and output.
-func runWireOp(t *testing.T, ca *client.Cache, rng *rand.Rand, id, i int, in *wireKVInput, lastRead map[string]client.Item) (wireKVOutput, error) {
-	ctx, k := testCtx(t), []byte(in.key)
+func runWireOp(t *testing.T, ca *client.Cache, rng *rand.Rand, id, i int, in *check.KVInput, lastRead map[string]client.Item) (check.KVOutput, error) {
+	ctx, k := testCtx(t), []byte(in.Key)
 	switch r := rng.IntN(10); {
 	case r < 4:
-		in.op = "get"
+		in.Op = check.KVGet
 		it, err := ca.Get(ctx, k)
 		if it.Found {
-			lastRead[in.key] = it
+			lastRead[in.Key] = it
 		}
-		return wireKVOutput{found: it.Found, value: string(it.Value)}, err
+		return check.KVOutput{Found: it.Found, Value: string(it.Value)}, err
 	case r < 7:
-		in.op, in.value = "put", fmt.Sprintf("c%d-%d", id, i)
-		w, err := ca.Put(ctx, k, []byte(in.value))
-		return wireKVOutput{found: w.Existed}, err
+		in.Op, in.Value = check.KVPut, fmt.Sprintf("c%d-%d", id, i)
+		w, err := ca.Put(ctx, k, []byte(in.Value))
+		return check.KVOutput{Found: w.Existed}, err
 	case r < 8:
-		in.op = "del"
+		in.Op = check.KVDelete
 		w, err := ca.Delete(ctx, k)
-		return wireKVOutput{found: w.Existed}, err
+		return check.KVOutput{Found: w.Existed}, err
 	}
-	last, ok := lastRead[in.key]
+	last, ok := lastRead[in.Key]
 	if !ok {
-		in.op = "get"
+		in.Op = check.KVGet
 		it, err := ca.Get(ctx, k)
-		return wireKVOutput{found: it.Found, value: string(it.Value)}, err
+		return check.KVOutput{Found: it.Found, Value: string(it.Value)}, err
 	}
-	in.op, in.value, in.expected = "cas", fmt.Sprintf("c%d-%d", id, i), string(last.Value)
-	_, err := ca.PutIfOffset(ctx, k, []byte(in.value), last.Offset)
+	in.Op, in.Value, in.Expected = check.KVCompareAndSet, fmt.Sprintf("c%d-%d", id, i), string(last.Value)
+	_, err := ca.PutIfOffset(ctx, k, []byte(in.Value), last.Offset)
 	if err != nil && isPrecondition(err) {
-		return wireKVOutput{}, nil
+		return check.KVOutput{}, nil
 	}
-	return wireKVOutput{found: err == nil}, err
+	return check.KVOutput{Found: err == nil}, err
 }
 
 func isPrecondition(err error) bool {

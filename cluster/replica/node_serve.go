@@ -137,9 +137,8 @@ func (n *Node) serveLogRead(req wire.Frame, r peer.Reply) {
 		answerError(r, wire.CodeMalformedFrame, err.Error())
 		return
 	}
-	h := n.lookup(m.Log)
+	h := n.heldFor(m.Log, r)
 	if h == nil {
-		answerError(r, wire.CodeNotFound, "this broker holds no replica of "+m.Log.String())
 		return
 	}
 	prev, ok := generationAt(h.log, m.From-1)
@@ -158,6 +157,16 @@ func (n *Node) serveLogRead(req wire.Frame, r peer.Reply) {
 		}
 	}
 	_ = r.Answer(w.Finish(buf))
+}
+
+// heldFor is the replica of ref held here, or nil once it answered
+// not_found.
+func (n *Node) heldFor(ref wire.LogRef, r peer.Reply) *held {
+	h := n.lookup(ref)
+	if h == nil {
+		answerError(r, wire.CodeNotFound, "this broker holds no replica of "+ref.String())
+	}
+	return h
 }
 
 // generationAt is the generation of the record at offset (0 before the
@@ -181,9 +190,8 @@ func (n *Node) serveFence(req wire.Frame, r peer.Reply) {
 		answerError(r, wire.CodeMalformedFrame, err.Error())
 		return
 	}
-	h := n.lookup(m.Log)
+	h := n.heldFor(m.Log, r)
 	if h == nil {
-		answerError(r, wire.CodeNotFound, "this broker holds no replica of "+m.Log.String())
 		return
 	}
 	if st := h.follower.fences.State(); m.Generation < st.Generation || m.Epoch != 0 && m.Epoch < st.Epoch {
