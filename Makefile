@@ -7,6 +7,8 @@ FUZZTIME  ?= 30s
 DATA      ?= ./felix-data
 CLUSTER_DIR ?= ./.felix-cluster
 STATICCHECK_VERSION ?= v0.8.2
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 
 .PHONY: tidy-check staticcheck test-race-skipped
 
@@ -24,7 +26,7 @@ run-cluster:
 
 ## build: the felix binary in ./bin
 build:
-	$(GO) build -o bin/felix ./cmd/felix
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o bin/felix ./cmd/felix
 
 ## test: everything CI runs: formatting, vet, staticcheck, a tidy go.mod, portable builds, the
 ## race-checked tests, and a pass without -race of the tests that skip under it (allocation counts)

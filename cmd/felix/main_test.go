@@ -14,7 +14,7 @@ import (
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var c cli
-	parser, err := kong.New(&c, kong.Name("felix"), kong.Vars{"version": version}, kong.Exit(func(int) {}))
+	parser, err := newParser(&c, kong.Exit(func(int) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
