@@ -12,7 +12,7 @@ COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 
 .PHONY: tidy-check staticcheck test-race-skipped
 
-.PHONY: run run-cluster build test test-short lint vet fmt-check bench fuzz nemesis soak clean
+.PHONY: run run-cluster build image test test-short lint vet fmt-check bench fuzz nemesis soak clean
 
 ## run: start one broker with embedded defaults (localhost, ./felix-data, Periodic fsync): a cluster
 ## of one, its etcd member in ./felix-data/etcd
@@ -27,6 +27,12 @@ run-cluster:
 ## build: the felix binary in ./bin
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o bin/felix ./cmd/felix
+
+## image: a static Felix image from scratch (deploy/Dockerfile): felix compiled
+## here without cgo and copied in, nothing pulled
+image:
+	CGO_ENABLED=0 $(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o deploy/felix ./cmd/felix
+	docker build -t felix:$(VERSION) deploy
 
 ## test: everything CI runs: formatting, vet, staticcheck, a tidy go.mod, portable builds, the
 ## race-checked tests, and a pass without -race of the tests that skip under it (allocation counts)
