@@ -167,7 +167,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		<-s.runDone
 		return nil
 	}
-	s.cfg.Logger.Info("stopping", "connections", s.cfg.Metrics.ConnectionsActive.Load())
+	s.cfg.Logger.Info("client server stopping", "connections", s.cfg.Metrics.ConnectionsActive.Load())
 	for _, c := range s.connections() {
 		c.endSubscriptions(errShuttingDown)
 		c.endWatches(errShuttingDown)

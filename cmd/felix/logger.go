@@ -16,16 +16,26 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("log level %q: debug, info, warn, error", level)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
+	jsonOpts := &slog.HandlerOptions{Level: lv, ReplaceAttr: durationsWithUnits}
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, jsonOpts)), nil
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "auto", "":
 		if f, ok := w.(*os.File); ok && isTerminal(f) {
 			return slog.New(slog.NewTextHandler(w, opts)), nil
 		}
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, jsonOpts)), nil
 	}
 	return nil, fmt.Errorf("log format %q: auto, text, json", format)
+}
+
+// durationsWithUnits writes a duration as the text format does ("10.4ms"),
+// not as JSON's bare count of nanoseconds.
+func durationsWithUnits(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }

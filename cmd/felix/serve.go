@@ -259,10 +259,16 @@ func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
 	}
 	watchReloads(ctx, b.reloads)
 	<-ctx.Done()
-	cfg.logger.Info("stopping")
+	cfg.logger.Info("broker stopping")
 	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return b.Stop(stopCtx)
+	began := time.Now()
+	if err := b.Stop(stopCtx); err != nil {
+		cfg.logger.Error("broker stopped with an error", "took", time.Since(began), "err", err)
+		return err
+	}
+	cfg.logger.Info("broker stopped", "took", time.Since(began))
+	return nil
 }
 
 // startBroker starts the broker cfg describes.

@@ -192,7 +192,9 @@ func (c securityConfig) configureQuotas(cfg *netio.Config, e *engine.Engine, log
 		return
 	}
 	sort.Strings(names)
-	log.Info("per-tenant quotas on", "default", fmt.Sprintf("%+v", c.quotaDefault), "tenants", strings.Join(names, ","))
+	d := c.quotaDefault
+	log.Info("per-tenant quotas on", slog.Group("default", "publish_bytes_per_sec", d.PublishBytesPerSec,
+		"connections", d.Connections, "stored_bytes", d.StoredBytes), "tenants", strings.Join(names, ","))
 	if len(c.authKeys) == 0 && (c.quotaDefault.Connections > 0 || anyConnections(per)) {
 		log.Warn("connection quotas apply only with auth on: with auth off a connection has no tenant")
 	}

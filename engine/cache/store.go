@@ -271,6 +271,6 @@ func (s *Store) openLog(info Info, fs vfs.FS, dir string, onVisible func(int64, 
 		FS: fs, Dir: dir, Fsync: mode,
 		SegmentBytes: o.SegmentBytes, BufferBytes: o.BufferBytes, IndexIntervalBytes: o.IndexIntervalBytes,
 		PrepareSegments: o.PrepareSegments && info.Config.Durable, TrustIndexes: o.TrustIndexes, FlushScheduler: o.FlushScheduler,
-		OnVisible: onVisible, Logger: o.Logger.With("cache", info.ID.String(), "dir", dir), Now: o.Now,
+		OnVisible: onVisible, Logger: o.Logger.With("cache", info.ID.String()), Now: o.Now, // the log's lines name their dir
 	})
 }
