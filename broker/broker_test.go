@@ -64,7 +64,7 @@ func TestABrokerServesEveryPartAndKeepsItsRecordsAcrossARestart(t *testing.T) {
 	if _, err := c.Producer(testStream).PublishBatch(ctx, 0, []client.Record{{Value: []byte("once")}}); err != nil {
 		t.Fatal(err)
 	}
-	ca := c.Cache("t", "n", "c")
+	ca := c.Cache(client.CacheName{Tenant: "t", Namespace: "n", Name: "c"})
 	if err := ca.Create(ctx, client.CacheConfig{}); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestABrokerServesEveryPartAndKeepsItsRecordsAcrossARestart(t *testing.T) {
 	if err != nil || info.Shards[0].NextOffset != 2 || again.DiskID() != disk {
 		t.Fatalf("after a restart: %+v %v, disk id %q then %q", info, err, disk, again.DiskID())
 	}
-	if it, err := c2.Cache("t", "n", "c").Get(ctx, []byte("k")); err != nil || string(it.Value) != "v" {
+	if it, err := c2.Cache(client.CacheName{Tenant: "t", Namespace: "n", Name: "c"}).Get(ctx, []byte("k")); err != nil || string(it.Value) != "v" {
 		t.Fatalf("the cache after a restart: %+v %v", it, err)
 	}
 	if _, err := c2.Group(testStream, 0, "g").Poll(ctx, 10, 0); err != nil {
@@ -153,7 +153,7 @@ func TestOneOwnerIsAskedByEveryPart(t *testing.T) {
 	if _, err := c.CreateStream(ctx, testStream, client.StreamConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	ca := c.Cache("t", "n", "c")
+	ca := c.Cache(client.CacheName{Tenant: "t", Namespace: "n", Name: "c"})
 	if err := ca.Create(ctx, client.CacheConfig{}); err != nil {
 		t.Fatal(err)
 	}

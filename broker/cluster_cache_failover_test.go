@@ -63,7 +63,7 @@ func TestARetainedWatchSurvivesTheLossOfTheOwner(t *testing.T) {
 	wantEvent(t, retained, client.WatchSnapshot, "v2")
 	wantEvent(t, retained, client.WatchSynced, "")
 	resumed := cc.watchAtOwner(func(c *client.Cache) (*client.Watch, error) {
-		return c.Watch(testCtx(t), key, client.ResumeAt(resume))
+		return c.Watch(testCtx(t), key, client.WithResumeAt(resume))
 	})
 	cc.put("k", "v3")
 	wantEvent(t, retained, client.WatchPut, "v3")
@@ -134,7 +134,7 @@ func startCacheCluster(t *testing.T) *cacheCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close() })
-	cc.values = cl.Cache(cc.id.Tenant, cc.id.Namespace, cc.id.Name)
+	cc.values = cl.Cache(client.CacheName{Tenant: cc.id.Tenant, Namespace: cc.id.Namespace, Name: cc.id.Name})
 	return cc
 }
 
@@ -189,7 +189,7 @@ func (cc *cacheCluster) write(op func(c *cache.Cache) error) {
 // refused write does); it is closed at the test's end.
 func (cc *cacheCluster) watchAtOwner(open func(c *client.Cache) (*client.Watch, error)) *client.Watch {
 	cc.t.Helper()
-	c := dial(cc.t, cc.brokers[cc.owner]).Cache(cc.id.Tenant, cc.id.Namespace, cc.id.Name)
+	c := dial(cc.t, cc.brokers[cc.owner]).Cache(client.CacheName{Tenant: cc.id.Tenant, Namespace: cc.id.Namespace, Name: cc.id.Name})
 	for try := 0; ; try++ {
 		w, err := open(c)
 		switch {

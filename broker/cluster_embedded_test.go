@@ -53,7 +53,7 @@ func storedRecords(t *testing.T, c *client.Client, s client.Stream) uint64 {
 	}
 	var n uint64
 	for _, sh := range info.Shards {
-		n += sh.NextOffset
+		n += uint64(sh.NextOffset)
 	}
 	return n
 }

@@ -26,7 +26,7 @@ func TestADataDirectoryThatRanAloneIsMigratedIntoTheCluster(t *testing.T) {
 	if n := storedRecords(t, c, events); n != 3 {
 		t.Fatalf("events after the migration hold %d records, want 3", n)
 	}
-	if it, err := c.Cache("t", "n", "c").Get(testCtx(t), []byte("k")); err != nil || string(it.Value) != "v" {
+	if it, err := c.Cache(client.CacheName{Tenant: "t", Namespace: "n", Name: "c"}).Get(testCtx(t), []byte("k")); err != nil || string(it.Value) != "v" {
 		t.Fatalf("the cache after the migration: %+v %v", it, err)
 	}
 	for _, d := range []string{dir, filepath.Join(dir, "caches")} {
@@ -70,7 +70,7 @@ func writeAlone(t *testing.T, dir string, orders, events client.Stream) {
 			t.Fatal(err)
 		}
 	}
-	ca := c.Cache("t", "n", "c")
+	ca := c.Cache(client.CacheName{Tenant: "t", Namespace: "n", Name: "c"})
 	if err := ca.Create(ctx, client.CacheConfig{Fsync: onCommit}); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestForwardedCachePutsAcknowledgedAcrossAnOwnerRestartAreAllKept(t *testing
 	}
 	owner := id.OwnershipID()
 	shard := shardOfB(t, a, b, owner, func(shard int) bool { return cacheShardOpen(b, id, shard) })
-	ca := dial(t, a).Cache(id.Tenant, id.Namespace, id.Name)
+	ca := dial(t, a).Cache(client.CacheName{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name})
 	keys := keysOf(shard, 2, 400)
 
 	var mu sync.Mutex
@@ -102,7 +102,7 @@ func TestForwardedCachePutsAcknowledgedAcrossAnOwnerRestartAreAllKept(t *testing
 		leader, ok := a.View().LeaderBroker(owner, shard)
 		return ok && leader == "b"
 	})
-	direct := dial(t, b).Cache(id.Tenant, id.Namespace, id.Name)
+	direct := dial(t, b).Cache(client.CacheName{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name})
 	for k, v := range acked {
 		for via, c := range map[string]*client.Cache{"a (forwarded)": ca, "b": direct} {
 			item, err := c.Get(testCtx(t), []byte(k))

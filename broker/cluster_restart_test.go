@@ -46,7 +46,7 @@ func forwardAcrossRestart(t *testing.T, peerAddr string) {
 	key := client.WithKey(keyOf(shard, 2))
 	c := dial(t, a)
 
-	acked := map[uint64]string{}
+	acked := map[int64]string{}
 	var mu sync.Mutex
 	// publish sends n publishes through a and records what is
 	// acknowledged; it reports failures with Errorf (it runs on several
@@ -63,7 +63,7 @@ func forwardAcrossRestart(t *testing.T, peerAddr string) {
 				refused++
 				continue
 			}
-			if int(pos.Shard) != shard {
+			if pos.Shard != shard {
 				t.Errorf("publish %s acknowledged on shard %d, want %d", v, pos.Shard, shard)
 				return refused
 			}

@@ -25,7 +25,7 @@ func TestGroupCommitServesStreamsAndCachesAndKeepsTheirRecords(t *testing.T) {
 	if _, err := c.CreateStream(ctx, testStream, client.StreamConfig{Shards: 4, Fsync: client.Fsync{Kind: client.FsyncOnCommit}}); err != nil {
 		t.Fatal(err)
 	}
-	ca := c.Cache("t", "n", "c")
+	ca := c.Cache(client.CacheName{Tenant: "t", Namespace: "n", Name: "c"})
 	if err := ca.Create(ctx, client.CacheConfig{Shards: 4}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestGroupCommitServesStreamsAndCachesAndKeepsTheirRecords(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if _, err := cw.Cache("t", "n", "c").Put(ctx, fmt.Appendf(nil, "w%d-k%d", w, i), []byte("v")); err != nil {
+				if _, err := cw.Cache(client.CacheName{Tenant: "t", Namespace: "n", Name: "c"}).Put(ctx, fmt.Appendf(nil, "w%d-k%d", w, i), []byte("v")); err != nil {
 					t.Error(err)
 					return
 				}
@@ -54,7 +54,7 @@ func TestGroupCommitServesStreamsAndCachesAndKeepsTheirRecords(t *testing.T) {
 	c2 := dial(t, again)
 	for w := range 4 {
 		for i := range 25 {
-			it, err := c2.Cache("t", "n", "c").Get(ctx, fmt.Appendf(nil, "w%d-k%d", w, i))
+			it, err := c2.Cache(client.CacheName{Tenant: "t", Namespace: "n", Name: "c"}).Get(ctx, fmt.Appendf(nil, "w%d-k%d", w, i))
 			if err != nil || !it.Found || string(it.Value) != "v" {
 				t.Fatalf("w%d-k%d after the restart: %+v %v", w, i, it, err)
 			}

@@ -72,15 +72,15 @@ type StreamConfig struct {
 
 // ShardInfo is one shard of a stream as the answering broker knows it.
 type ShardInfo struct {
-	Shard      uint32
+	Shard      int
 	LeaderID   string
 	LeaderAddr string
 	Replicas   []string // broker ids, the leader included
 	Generation uint64
 	// FirstOffset is the oldest offset retention still holds; NextOffset
 	// the one the next record will take.
-	FirstOffset uint64
-	NextOffset  uint64
+	FirstOffset int64
+	NextOffset  int64
 }
 
 // StreamInfo is a stream with its settings and shards.
@@ -92,7 +92,7 @@ type StreamInfo struct {
 
 func (cfg StreamConfig) wire() (wire.StreamConfig, error) {
 	if cfg.Shards < 0 || cfg.Shards > math.MaxUint32 || cfg.ReplicationFactor < 0 || cfg.ReplicationFactor > math.MaxUint32 {
-		return wire.StreamConfig{}, &ServerError{Code: wire.CodeInvalidArgument, Name: wire.CodeInvalidArgument.String(),
+		return wire.StreamConfig{}, &ServerError{Code: codeInvalidArgument, Name: codeInvalidArgument.String(),
 			Message: "shards and replication factor must be between 0 and 2^32-1", Local: true}
 	}
 	return wire.StreamConfig{
@@ -131,8 +131,8 @@ func streamFrom(r wire.StreamRef) Stream {
 func infoFrom(w *wire.StreamInfo) StreamInfo {
 	info := StreamInfo{Stream: streamFrom(w.Stream), Config: configFrom(w.Config)}
 	for _, sh := range w.Shards {
-		info.Shards = append(info.Shards, ShardInfo{Shard: sh.Shard, LeaderID: sh.LeaderID, LeaderAddr: sh.LeaderAddr,
-			Replicas: sh.Replicas, Generation: sh.Generation, FirstOffset: sh.FirstOffset, NextOffset: sh.NextOffset})
+		info.Shards = append(info.Shards, ShardInfo{Shard: int(sh.Shard), LeaderID: sh.LeaderID, LeaderAddr: sh.LeaderAddr,
+			Replicas: sh.Replicas, Generation: sh.Generation, FirstOffset: int64(sh.FirstOffset), NextOffset: int64(sh.NextOffset)})
 	}
 	return info
 }

@@ -38,11 +38,12 @@ func (n CacheName) ref() wire.CacheRef {
 	return wire.CacheRef{Tenant: bytesOf(n.Tenant), Namespace: bytesOf(n.Namespace), Cache: bytesOf(n.Name)}
 }
 
-// Cache returns a handle on the cache (tenant, namespace, name). The cache
-// must exist (Create) for its operations to succeed: an operation on a
-// cache the broker does not hold fails with ErrNotFound, never as a miss.
-func (c *Client) Cache(tenant, namespace, name string) *Cache {
-	return &Cache{client: c, name: CacheName{Tenant: tenant, Namespace: namespace, Name: name}}
+// Cache returns a handle on the cache name, as Stream names a stream. The
+// cache must exist (Create) for its operations to succeed: an operation
+// on a cache the broker does not hold fails with ErrNotFound, never as a
+// miss. Its counters are Cache(name).Counter(key).
+func (c *Client) Cache(name CacheName) *Cache {
+	return &Cache{client: c, name: name}
 }
 
 // Name is the cache's name.
@@ -66,7 +67,7 @@ type CacheConfig struct {
 
 func (cfg CacheConfig) wire() (wire.CacheConfig, error) {
 	if cfg.Shards < 0 || cfg.Shards > math.MaxUint32 || cfg.ReplicationFactor < 0 || cfg.ReplicationFactor > math.MaxUint32 {
-		return wire.CacheConfig{}, &ServerError{Code: wire.CodeInvalidArgument, Name: wire.CodeInvalidArgument.String(),
+		return wire.CacheConfig{}, &ServerError{Code: codeInvalidArgument, Name: codeInvalidArgument.String(),
 			Message: "shards and replication factor must be between 0 and 2^32-1", Local: true}
 	}
 	return wire.CacheConfig{Shards: uint32(cfg.Shards), ReplicationFactor: uint32(cfg.ReplicationFactor), Durable: !cfg.InMemory,
@@ -145,8 +146,8 @@ func expiryOf(opts []PutOption) (wire.Expiry, error) {
 }
 
 func localInvalid(field, msg string) error {
-	return &ServerError{Code: wire.CodeInvalidArgument, Name: wire.CodeInvalidArgument.String(), Message: field + ": " + msg,
-		Details: wire.Details{Field: field}, Local: true}
+	return &ServerError{Code: codeInvalidArgument, Name: codeInvalidArgument.String(), Message: field + ": " + msg,
+		Details: Details{Field: field}, Local: true}
 }
 
 // PreconditionError is a conditional write whose condition did not hold:
@@ -268,12 +269,12 @@ func writtenOf(f wire.Frame, cl *call, err error) (Written, error) {
 // *PreconditionError.
 func preconditionOf(err error) error {
 	var se *ServerError
-	if !errors.As(err, &se) || se.Code != wire.CodePreconditionFailed {
+	if !errors.As(err, &se) || se.Code != codePreconditionFailed {
 		return err
 	}
 	pe := &PreconditionError{Current: -1, Err: se}
 	if o := se.Details.Offset; o != nil {
-		pe.Exists, pe.Current = true, int64(*o)
+		pe.Exists, pe.Current = true, *o
 	}
 	return pe
 }

@@ -62,7 +62,7 @@ func TestCacheCallsDecodeEveryAnswer(t *testing.T) {
 	b := newFakeBroker(t, cacheHandler(t))
 	c := dialFake(t, b)
 	ctx := testCtx(t)
-	ca := c.Cache("acme", "prod", "c")
+	ca := c.Cache(CacheName{Tenant: "acme", Namespace: "prod", Name: "c"})
 	it, err := ca.Get(ctx, []byte("k"))
 	if err != nil || !it.Found || it.Offset != 7 || string(it.Value) != "value" || it.ExpiresAt.UnixNano() != 9e18 {
 		t.Fatalf("%+v %v", it, err)
@@ -98,7 +98,7 @@ func TestCacheCallsDecodeEveryAnswer(t *testing.T) {
 	if v, err := ca.Counter("n").Add(ctx, 5); err != nil || !v.Exists || v.Sum != 5 || v.Offset != 3 {
 		t.Fatalf("add: %+v %v", v, err)
 	}
-	if v, err := c.Counter("acme", "prod", "c", "n").Get(ctx); err != nil || v.Exists {
+	if v, err := c.Cache(CacheName{Tenant: "acme", Namespace: "prod", Name: "c"}).Counter("n").Get(ctx); err != nil || v.Exists {
 		t.Fatalf("never written: %+v %v", v, err)
 	}
 	if err := ca.Create(ctx, CacheConfig{Shards: 2, Fsync: Fsync{Kind: FsyncOnCommit}}); err != nil {
@@ -114,14 +114,14 @@ func TestCacheCallsAreCheckedBeforeTheyAreSent(t *testing.T) {
 	seen := b.watch(16)
 	c := dialFake(t, b)
 	ctx := testCtx(t)
-	ca := c.Cache("acme", "prod", "c")
+	ca := c.Cache(CacheName{Tenant: "acme", Namespace: "prod", Name: "c"})
 	long := make([]byte, wire.DefaultKeyBytesMax+1)
 	for name, err := range map[string]error{
 		"ttl under 1 ms":    second(ca.Put(ctx, []byte("k"), nil, WithTTL(time.Microsecond))),
 		"negative offset":   second(ca.PutIfOffset(ctx, []byte("k"), nil, -1)),
 		"negative delete":   second(ca.DeleteIfOffset(ctx, []byte("k"), -1)),
 		"key over its max":  second(ca.Get(ctx, long)),
-		"name over its max": second(c.Cache("acme", "prod", string(make([]byte, 256))).Get(ctx, []byte("k"))),
+		"name over its max": second(c.Cache(CacheName{Tenant: "acme", Namespace: "prod", Name: string(make([]byte, 256))}).Get(ctx, []byte("k"))),
 		"shards":            ca.Create(ctx, CacheConfig{Shards: -1}),
 	} {
 		var se *ServerError

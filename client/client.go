@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-
-	"github.com/felixbroker/felix/netio/wire"
 )
 
 // Client is a connection to one Felix broker. It is safe for concurrent
@@ -107,9 +105,9 @@ func (c *Client) untrack(s *Subscription) {
 type Session struct {
 	BrokerID string
 	// Features is what both peers offered: what the client may use.
-	Features wire.Features
+	Features Features
 	// Limits are the broker's: the client encodes within them.
-	Limits wire.Limits
+	Limits Limits
 }
 
 // Session dials if needed and describes the connection.
@@ -118,7 +116,7 @@ func (c *Client) Session(ctx context.Context) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{BrokerID: cn.brokerID, Features: cn.features, Limits: cn.limits}, nil
+	return Session{BrokerID: cn.brokerID, Features: Features(cn.features), Limits: limitsFrom(cn.limits)}, nil
 }
 
 // Stats are the client's counters.

@@ -89,7 +89,7 @@ func (e *UnreachableError) Unwrap() []error { return []error{ErrNoBroker, ErrNot
 func DialCluster(ctx context.Context, seeds []string, opts ...Option) (*ClusterClient, error) {
 	c := newClusterClient(seeds, opts)
 	if len(c.seeds) == 0 {
-		return nil, &ServerError{Code: wire.CodeInvalidArgument, Name: wire.CodeInvalidArgument.String(),
+		return nil, &ServerError{Code: codeInvalidArgument, Name: codeInvalidArgument.String(),
 			Message: "a cluster client needs at least one seed address", Local: true}
 	}
 	cl, err := c.connect(ctx, "")

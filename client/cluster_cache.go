@@ -16,9 +16,10 @@ type ClusterCache struct {
 	name CacheName
 }
 
-// Cache returns a handle on the cache (tenant, namespace, name).
-func (c *ClusterClient) Cache(tenant, namespace, name string) *ClusterCache {
-	return &ClusterCache{c: c, name: CacheName{Tenant: tenant, Namespace: namespace, Name: name}}
+// Cache returns a handle on the cache name; its counters are
+// Cache(name).Counter(key).
+func (c *ClusterClient) Cache(name CacheName) *ClusterCache {
+	return &ClusterCache{c: c, name: name}
 }
 
 // Name is the cache's name.
@@ -26,7 +27,7 @@ func (ca *ClusterCache) Name() CacheName { return ca.name }
 
 // on is the single-broker handle of the cache at cl.
 func (ca *ClusterCache) on(cl *Client) *Cache {
-	return cl.Cache(ca.name.Tenant, ca.name.Namespace, ca.name.Name)
+	return cl.Cache(ca.name)
 }
 
 // Create creates the cache (ErrAlreadyExists if it exists), sent again
@@ -96,7 +97,7 @@ func (ca *ClusterCache) DeleteIfOffset(ctx context.Context, key []byte, offset i
 	return ca.write(ctx, func(ctx context.Context, c *Cache) (Written, error) { return c.DeleteIfOffset(ctx, key, offset) })
 }
 
-// Watch watches a key (or, with PrefixOnShard, a prefix on one shard) at
+// Watch watches a key (or, with WithPrefixOnShard, a prefix on one shard) at
 // its owner, following the redirect of the broker in use; see Cache.Watch
 // and ClusterWatch, which opens it again when its broker is lost.
 func (ca *ClusterCache) Watch(ctx context.Context, key []byte, opts ...WatchOption) (*ClusterWatch, error) {
@@ -129,11 +130,6 @@ type ClusterCounter struct {
 // Counter returns the counter key of the cache.
 func (ca *ClusterCache) Counter(key string) *ClusterCounter {
 	return &ClusterCounter{cache: ca, key: key}
-}
-
-// Counter returns the counter key of the cache (tenant, namespace, cache).
-func (c *ClusterClient) Counter(tenant, namespace, cache, key string) *ClusterCounter {
-	return c.Cache(tenant, namespace, cache).Counter(key)
 }
 
 // Key is the counter's key.

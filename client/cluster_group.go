@@ -25,10 +25,8 @@ type ClusterGroup struct {
 // Group returns the consumer group name on one shard of stream, as a
 // consumer of it. Nothing is sent.
 func (c *ClusterClient) Group(stream Stream, shard int, name string, opts ...GroupOption) *ClusterGroup {
-	g := &Group{stream: stream, shard: uint32(shard), name: name}
-	for _, o := range opts {
-		o(g)
-	}
+	g := &Group{stream: stream, shard: shard, name: name}
+	g.apply(opts)
 	if g.consumer == "" {
 		g.consumer = randomConsumer()
 	}
@@ -62,17 +60,17 @@ func (g *ClusterGroup) Poll(ctx context.Context, max int, wait time.Duration) ([
 }
 
 // Ack finishes records this consumer was handed; see Group.Ack.
-func (g *ClusterGroup) Ack(ctx context.Context, offsets ...uint64) error {
+func (g *ClusterGroup) Ack(ctx context.Context, offsets ...int64) error {
 	return g.do(ctx, func(ctx context.Context, gr *Group) error { return gr.Ack(ctx, offsets...) })
 }
 
 // Nack gives records back for redelivery after delay; see Group.Nack.
-func (g *ClusterGroup) Nack(ctx context.Context, delay time.Duration, offsets ...uint64) error {
+func (g *ClusterGroup) Nack(ctx context.Context, delay time.Duration, offsets ...int64) error {
 	return g.do(ctx, func(ctx context.Context, gr *Group) error { return gr.Nack(ctx, delay, offsets...) })
 }
 
 // Extend lengthens this consumer's claims; see Group.Extend.
-func (g *ClusterGroup) Extend(ctx context.Context, by time.Duration, offsets ...uint64) error {
+func (g *ClusterGroup) Extend(ctx context.Context, by time.Duration, offsets ...int64) error {
 	return g.do(ctx, func(ctx context.Context, gr *Group) error { return gr.Extend(ctx, by, offsets...) })
 }
 
@@ -89,7 +87,7 @@ func (g *ClusterGroup) Describe(ctx context.Context) (GroupInfo, error) {
 
 // DeadLetters lists the offsets the group gave up on; see
 // Group.DeadLetters.
-func (g *ClusterGroup) DeadLetters(ctx context.Context, after *uint64, limit int) (dead []DeadLetter, more bool, err error) {
+func (g *ClusterGroup) DeadLetters(ctx context.Context, after *int64, limit int) (dead []DeadLetter, more bool, err error) {
 	err = g.do(ctx, func(ctx context.Context, gr *Group) error {
 		var err error
 		dead, more, err = gr.DeadLetters(ctx, after, limit)
@@ -99,7 +97,7 @@ func (g *ClusterGroup) DeadLetters(ctx context.Context, after *uint64, limit int
 }
 
 // Redrive makes dead offsets owed again; see Group.Redrive.
-func (g *ClusterGroup) Redrive(ctx context.Context, offsets ...uint64) (redriven uint64, notDead []uint64, err error) {
+func (g *ClusterGroup) Redrive(ctx context.Context, offsets ...int64) (redriven uint64, notDead []int64, err error) {
 	err = g.do(ctx, func(ctx context.Context, gr *Group) error {
 		var err error
 		redriven, notDead, err = gr.Redrive(ctx, offsets...)
@@ -111,7 +109,7 @@ func (g *ClusterGroup) Redrive(ctx context.Context, offsets ...uint64) (redriven
 // AckAsync is Ack without the wait, at the shard's leader; see
 // Group.AckAsync. It is sent once: a broker that could not be reached is
 // passed over, and the future reports any other failure.
-func (g *ClusterGroup) AckAsync(ctx context.Context, offsets ...uint64) *AckFuture {
+func (g *ClusterGroup) AckAsync(ctx context.Context, offsets ...int64) *AckFuture {
 	cl, err := g.c.connect(ctx, g.c.leader(ctx, toShard(g.stream, g.shard)))
 	if err != nil {
 		f := &AckFuture{n: len(offsets), taken: make(chan struct{}), err: err}

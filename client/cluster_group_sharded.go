@@ -96,7 +96,7 @@ func (g *ShardedGroup) poll(sg *ClusterGroup, opts ShardedGroupOptions, clk cloc
 				return
 			}
 			if !Retryable(err) {
-				g.end(&ShardError{Shard: uint32(sg.shard), Err: err})
+				g.end(&ShardError{Shard: sg.shard, Err: err})
 				return
 			}
 			failures++
@@ -154,22 +154,22 @@ func (g *ShardedGroup) Next(ctx context.Context) (Message, error) {
 // group; see Group.Ack. The first shard's failure is returned, after
 // every shard was tried.
 func (g *ShardedGroup) Ack(ctx context.Context, msgs ...Message) error {
-	return g.each(msgs, func(sg *ClusterGroup, offsets []uint64) error { return sg.Ack(ctx, offsets...) })
+	return g.each(msgs, func(sg *ClusterGroup, offsets []int64) error { return sg.Ack(ctx, offsets...) })
 }
 
 // Nack gives messages back for redelivery after delay; see Group.Nack.
 func (g *ShardedGroup) Nack(ctx context.Context, delay time.Duration, msgs ...Message) error {
-	return g.each(msgs, func(sg *ClusterGroup, offsets []uint64) error { return sg.Nack(ctx, delay, offsets...) })
+	return g.each(msgs, func(sg *ClusterGroup, offsets []int64) error { return sg.Nack(ctx, delay, offsets...) })
 }
 
 // Extend lengthens this consumer's claims on messages; see Group.Extend.
 func (g *ShardedGroup) Extend(ctx context.Context, by time.Duration, msgs ...Message) error {
-	return g.each(msgs, func(sg *ClusterGroup, offsets []uint64) error { return sg.Extend(ctx, by, offsets...) })
+	return g.each(msgs, func(sg *ClusterGroup, offsets []int64) error { return sg.Extend(ctx, by, offsets...) })
 }
 
 // each calls do once per shard the messages came from, with their offsets.
-func (g *ShardedGroup) each(msgs []Message, do func(*ClusterGroup, []uint64) error) error {
-	byShard := map[uint32][]uint64{}
+func (g *ShardedGroup) each(msgs []Message, do func(*ClusterGroup, []int64) error) error {
+	byShard := map[int][]int64{}
 	for _, m := range msgs {
 		byShard[m.Shard] = append(byShard[m.Shard], m.Offset)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/felixbroker/felix/netio/wire"
 )
 
 // routeKey names one shard of a stream.
@@ -13,11 +11,11 @@ type routeKey struct {
 	tenant    string
 	namespace string
 	name      string
-	shard     uint32
+	shard     int
 }
 
 func streamShard(s Stream, shard int) routeKey {
-	return routeKey{tenant: s.Tenant, namespace: s.Namespace, name: s.Name, shard: uint32(shard)}
+	return routeKey{tenant: s.Tenant, namespace: s.Namespace, name: s.Name, shard: shard}
 }
 
 // target says where an operation goes: to key's leader when routed and
@@ -130,7 +128,7 @@ func (c *ClusterClient) learn(t target, err error) (redirect string) {
 	}
 	var se *ServerError
 	switch {
-	case errors.As(err, &se) && se.Code == wire.CodeNotLeader:
+	case errors.As(err, &se) && se.Code == codeNotLeader:
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		leader := se.Details.LeaderAddr

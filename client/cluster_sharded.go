@@ -15,7 +15,7 @@ type ShardedOptions struct {
 	Start Start
 	// From resumes shards at offsets, one per shard: what Offsets
 	// returned. A shard it names starts at FromOffset(From[shard]).
-	From          map[uint32]uint64
+	From          map[int]int64
 	QueueCapacity uint32
 	Overflow      Overflow
 	Buffer        int
@@ -47,11 +47,11 @@ type ShardedSubscription struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex        // guards the fields below
-	next     map[uint32]uint64 // per shard: the offset after the last event Next returned
-	reopened map[uint32]uint64 // per shard: times it was opened again
-	down     map[uint32]bool   // shards being re-established now
-	err      error             // what ended it
+	mu       sync.Mutex    // guards the fields below
+	next     map[int]int64 // per shard: the offset after the last event Next returned
+	reopened map[int]int64 // per shard: times it was opened again
+	down     map[int]bool  // shards being re-established now
+	err      error         // what ended it
 }
 
 // SubscribeSharded opens one subscription per shard of stream, each at its
@@ -70,13 +70,13 @@ func (c *ClusterClient) SubscribeSharded(ctx context.Context, stream Stream, opt
 	}
 	s := &ShardedSubscription{c: c, stream: stream, items: make(chan Event, buffer),
 		opts: SubscribeOptions{QueueCapacity: opts.QueueCapacity, Overflow: opts.Overflow, Buffer: opts.Buffer},
-		next: map[uint32]uint64{}, reopened: map[uint32]uint64{}, down: map[uint32]bool{}}
+		next: map[int]int64{}, reopened: map[int]int64{}, down: map[int]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	subs := make([]*Subscription, 0, len(info.Shards))
 	for shard := range len(info.Shards) {
 		so := s.opts
 		so.Start = opts.Start
-		if off, ok := opts.From[uint32(shard)]; ok {
+		if off, ok := opts.From[shard]; ok {
 			so.Start = FromOffset(off)
 		}
 		sub, err := c.Subscribe(ctx, stream, shard, so)
@@ -88,7 +88,7 @@ func (c *ClusterClient) SubscribeSharded(ctx context.Context, stream Stream, opt
 			return nil, err
 		}
 		subs = append(subs, sub)
-		s.next[uint32(shard)] = sub.FirstOffset()
+		s.next[shard] = sub.FirstOffset()
 	}
 	if err := c.track(s); err != nil {
 		for _, o := range subs {
@@ -149,13 +149,13 @@ func (s *ShardedSubscription) pump(sub *Subscription) {
 
 // reopen opens shard again from offset at its leader, round after round
 // of the RetryPolicy, until it is back (nil: the subscription ended).
-func (s *ShardedSubscription) reopen(shard uint32, offset uint64) *Subscription {
+func (s *ShardedSubscription) reopen(shard int, offset int64) *Subscription {
 	s.mark(shard, true)
 	defer s.mark(shard, false)
 	so := s.opts
 	so.Start = FromOffset(offset)
 	for {
-		sub, err := s.c.Subscribe(s.ctx, s.stream, int(shard), so)
+		sub, err := s.c.Subscribe(s.ctx, s.stream, shard, so)
 		if err == nil {
 			s.mu.Lock()
 			s.reopened[shard]++
@@ -178,7 +178,7 @@ func (s *ShardedSubscription) reopen(shard uint32, offset uint64) *Subscription 
 	}
 }
 
-func (s *ShardedSubscription) mark(shard uint32, down bool) {
+func (s *ShardedSubscription) mark(shard int, down bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if down {
@@ -254,7 +254,7 @@ func (s *ShardedSubscription) Events(ctx context.Context) iter.Seq2[Event, error
 // Offsets are where to resume, one offset per shard: after the last event
 // Next returned of it, or where it started if none. ShardedOptions.From
 // takes them back, missing nothing retention still holds.
-func (s *ShardedSubscription) Offsets() map[uint32]uint64 {
+func (s *ShardedSubscription) Offsets() map[int]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return maps.Clone(s.next)
@@ -265,9 +265,9 @@ type ShardedStats struct {
 	Shards int
 	// Reopened counts, per shard, the times it was opened again after its
 	// subscription ended.
-	Reopened map[uint32]uint64
+	Reopened map[int]int64
 	// Down lists the shards being re-established now.
-	Down []uint32
+	Down []int
 }
 
 // Stats returns the subscription's counters.

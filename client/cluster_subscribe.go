@@ -21,7 +21,7 @@ func (c *ClusterClient) Subscribe(ctx context.Context, stream Stream, shard int,
 		return err
 	})
 	if err != nil {
-		return nil, &ShardError{Shard: uint32(shard), Err: err}
+		return nil, &ShardError{Shard: shard, Err: err}
 	}
 	return sub, nil
 }
@@ -29,12 +29,12 @@ func (c *ClusterClient) Subscribe(ctx context.Context, stream Stream, shard int,
 // ShardError is a failure of one shard of a sharded operation: the shard
 // a SubscribeSharded could not open or re-establish.
 type ShardError struct {
-	Shard uint32
+	Shard int
 	Err   error
 }
 
 func (e *ShardError) Error() string {
-	return "felix/client: shard " + strconv.FormatUint(uint64(e.Shard), 10) + ": " + e.Err.Error()
+	return "felix/client: shard " + strconv.Itoa(e.Shard) + ": " + e.Err.Error()
 }
 
 // Unwrap returns the shard's failure.

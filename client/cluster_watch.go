@@ -73,7 +73,7 @@ func reopenable(end *WatchEndedError) bool {
 
 // reopen opens the watch again from offset, at the key's owner.
 func (cw *ClusterWatch) reopen(ctx context.Context, offset int64) error {
-	opts := append(append([]WatchOption(nil), cw.opts...), ResumeAt(offset))
+	opts := append(append([]WatchOption(nil), cw.opts...), WithResumeAt(offset))
 	w, err := cw.ca.watch(ctx, func(ctx context.Context, c *Cache) (*Watch, error) { return c.Watch(ctx, cw.key, opts...) })
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (cw *ClusterWatch) current() *Watch {
 	return cw.w
 }
 
-// ResumeOffset is where a new watch (ResumeAt) would pick up; see
+// ResumeOffset is where a new watch (WithResumeAt) would pick up; see
 // Watch.ResumeOffset.
 func (cw *ClusterWatch) ResumeOffset() int64 { return cw.current().ResumeOffset() }
 

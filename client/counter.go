@@ -26,11 +26,6 @@ func (ca *Cache) Counter(key string) *Counter {
 	return &Counter{cache: ca, key: []byte(key)}
 }
 
-// Counter returns a handle on the counter (tenant, namespace, cache, key).
-func (c *Client) Counter(tenant, namespace, cache, key string) *Counter {
-	return c.Cache(tenant, namespace, cache).Counter(key)
-}
-
 // Key is the counter's key.
 func (k *Counter) Key() string { return string(k.key) }
 

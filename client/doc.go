@@ -6,17 +6,39 @@
 //
 // It must never resend a publish except where the caller asked for it
 // (PublishAtLeastOnce), never decide to retry from an error's prose (only
-// from its wire.Code), never drop an event itself (a drop is the broker's
+// from its Code), never drop an event itself (a drop is the broker's
 // overflow policy, seen as a gap), never let a slow subscriber hold back
 // publishes, and never use a feature the handshake did not negotiate.
 //
 // # Use
 //
-//	c, err := client.Dial(ctx, "127.0.0.1:7070", client.WithToken(tok))
+//	c, err := client.Dial(ctx, "127.0.0.1:7117", client.WithToken(tok))
 //	orders := client.Stream{Tenant: "acme", Namespace: "prod", Name: "orders"}
 //	pos, err := c.Publish(ctx, orders, []byte("created"), client.WithKey([]byte("user-1")))
-//	sub, err := c.Subscribe(ctx, orders, int(pos.Shard), client.SubscribeOptions{Start: client.FromOffset(pos.Offset)})
+//	sub, err := c.Subscribe(ctx, orders, pos.Shard, client.SubscribeOptions{Start: client.FromOffset(pos.Offset)})
 //	for ev, err := range sub.Events(ctx) { ... }
+//
+// # One style
+//
+// The API keeps to one set of types and one option idiom, so a value taken
+// from one call goes into the next without a conversion:
+//
+//   - A shard is an int and an offset an int64, everywhere: Position,
+//     Event, Message, AckRun, ShardInfo, GroupInfo, the errors that name a
+//     shard, Subscribe, Group, Producer.PublishBatch, cache offsets and
+//     watches. The protocol carries u32 shards and u64 offsets; an int
+//     indexes a slice of shards directly, and a signed offset leaves room
+//     for "none" (-1, as a Delete of a missing key answers) without a
+//     second field. franz-go (Partition int32, Offset int64) and sarama
+//     make the same choice. Counts (Count, Missed, Lag) stay unsigned.
+//   - Options are With* values: Option configures Dial; PublishOption,
+//     PutOption, WatchOption and GroupOption are plain values, so passing
+//     them allocates nothing.
+//   - Things are named by values: Stream{Tenant, Namespace, Name} and
+//     CacheName{Tenant, Namespace, Name}; a counter is Cache(name).Counter(key).
+//   - Nothing of netio/wire is in the signatures: Features, Limits, Code
+//     and Details are the client's own, converted at the edge. ShardFor is
+//     the protocol's routing rule (wire.ShardFor), the brokers' own.
 //
 // A Client and everything it returns are safe for concurrent use, except
 // that a Subscription has one reader at a time (Next, Events). Every call
@@ -41,7 +63,7 @@
 // PublishAtLeastOnce (publish_at_least_once) resends under a RetryPolicy
 // (an attempt count, full-jitter exponential backoff, an optional overall
 // deadline, off by default) and can therefore store a record twice. A
-// failure no retry can fix (wire.Code.Retryable false: forbidden,
+// failure no retry can fix (Code.Retryable false: forbidden,
 // unauthenticated, offset below retention, a malformed or oversized
 // request) is returned at once.
 //
@@ -83,7 +105,7 @@
 //
 // # Caches, counters and watches
 //
-// Client.Cache(tenant, namespace, name) is a handle on one cache; making
+// Client.Cache(CacheName{...}) is a handle on one cache; making
 // it sends nothing. Create and Drop administer the cache; Get returns an
 // Item (Found false for a key never written, deleted or expired, and
 // ErrNotFound, never a miss, for a cache the broker does not hold); Put
@@ -93,24 +115,24 @@
 // a key with no live value appends nothing: Existed false, Offset -1.
 // Writes never resend, like Publish.
 //
-// Cache.Counter(key) (or Client.Counter) is a durable sum: Add answers
+// Cache.Counter(key) is a durable sum: Add answers
 // the sum including itself, Get a CounterValue whose Exists false means
 // never written, which is not a sum of zero. Adds are at least once: an
 // application that retries an add whose answer it lost counts it twice
 // when the first had landed; deltas carry no identity to deduplicate.
 //
 // Cache.Watch and Cache.WatchRetained open a Watch on a connection of its
-// own (a key, or with PrefixOnShard a prefix on one shard: offsets are per
+// own (a key, or with WithPrefixOnShard a prefix on one shard: offsets are per
 // shard), read as an iterator of WatchEvents. Besides WatchPut and
 // WatchDelete, the typed events carry what a state-keeping application
 // must act on: WatchSnapshot values then WatchSynced (with their count, a
 // definite 0 for an empty key) start a retained watch; WatchReset says the
 // resume offset was compacted away, so the application drops its state and
 // takes the WatchSnapshot values that follow; WatchLagged says the broker
-// ended the watch for falling behind, and (WatchResumeOnLag, the default)
+// ended the watch for falling behind, and (WithWatchResumeOnLag, the default)
 // the watch resumes on its own from the first offset missed, so nothing is
 // lost. A slow reader stops its connection's reading, as a subscription's
-// does. ResumeOffset, and a *WatchEndedError's, is where ResumeAt picks
+// does. ResumeOffset, and a *WatchEndedError's, is where WithResumeAt picks
 // up with nothing missed.
 //
 // # A cluster
@@ -132,9 +154,9 @@
 //
 // # Errors
 //
-// A refusal from the broker is a *ServerError carrying the wire code, its
-// name, the message and the details; errors.Is matches the code's sentinel
-// (ErrForbidden, ErrNotFound, ...) and the wire.Code itself. Retryable and
+// A refusal from the broker is a *ServerError carrying the Code, its
+// name, the message and the Details; errors.Is matches the code's sentinel
+// (ErrForbidden, ErrNotFound, ...) and the protocol's value of the code. Retryable and
 // Ambiguous decide from the code alone. Errors of the client itself are
 // ErrClosed, ErrConnectionLost, ErrProtocol, ErrRetriesExhausted,
 // ErrRetryDeadline.

@@ -114,19 +114,19 @@ var codeSentinels = map[wire.Code]error{
 	wire.CodeInternal:             ErrInternal,
 }
 
-// SentinelFor is the sentinel of a wire code, or nil for a code this
-// version does not know.
-func SentinelFor(code wire.Code) error { return codeSentinels[code] }
+// SentinelFor is the sentinel of a code, or nil for a code this version
+// does not know.
+func SentinelFor(code Code) error { return codeSentinels[wire.Code(code)] }
 
 // ServerError is a refusal with a protocol error code: an ERROR frame from
 // the broker, or (Local set) a request the client refused before sending
 // because it breaks a limit the broker announced. errors.Is matches both the
-// code's sentinel (ErrForbidden) and the code itself (wire.CodeForbidden).
+// code's sentinel (ErrForbidden) and the protocol's value of the code.
 type ServerError struct {
-	Code    wire.Code
+	Code    Code
 	Name    string // the code's stable name, as received
 	Message string
-	Details wire.Details
+	Details Details
 	// Local: the client refused the request itself; nothing was sent.
 	Local bool
 }
@@ -144,12 +144,13 @@ func (e *ServerError) Error() string {
 
 // Is matches the code's sentinel.
 func (e *ServerError) Is(target error) bool {
-	s := codeSentinels[e.Code]
+	s := codeSentinels[wire.Code(e.Code)]
 	return s != nil && s == target
 }
 
-// Unwrap returns the wire code, itself a sentinel.
-func (e *ServerError) Unwrap() error { return e.Code }
+// Unwrap returns the protocol's value of the code (a netio/wire.Code),
+// itself an error, so that code shared with the broker can match it.
+func (e *ServerError) Unwrap() error { return wire.Code(e.Code) }
 
 // Retryable reports whether the same request may succeed if sent again,
 // from the code alone.
@@ -164,7 +165,7 @@ func serverErrorFrom(we *wire.Error) *ServerError {
 	if name == "" {
 		name = we.Code.String()
 	}
-	return &ServerError{Code: we.Code, Name: name, Message: we.Message, Details: we.Details}
+	return &ServerError{Code: Code(we.Code), Name: name, Message: we.Message, Details: detailsFrom(we.Details)}
 }
 
 // localError turns a limit the client applied before sending into a

@@ -11,7 +11,7 @@ import (
 func TestEveryWireCodeHasItsOwnSentinel(t *testing.T) {
 	owner := map[error]wire.Code{}
 	for _, code := range wire.Codes() {
-		s := SentinelFor(code)
+		s := SentinelFor(Code(code))
 		if s == nil {
 			t.Fatalf("code %v has no sentinel", code)
 		}
@@ -48,7 +48,7 @@ func TestEveryErrorCodeFromTheBrokerMapsToItsSentinel(t *testing.T) {
 		if !errors.As(err, &se) {
 			t.Fatalf("code %v: got %v, want a *ServerError", code, err)
 		}
-		if se.Code != code || se.Message != "because "+code.String() || se.Details.Offset == nil || *se.Details.Offset != 42 || se.Local {
+		if se.Code != Code(code) || se.Message != "because "+code.String() || se.Details.Offset == nil || *se.Details.Offset != 42 || se.Local {
 			t.Fatalf("code %v: got %+v", code, se)
 		}
 		if !errors.Is(err, code) {
@@ -100,7 +100,7 @@ func TestAHandshakeRefusalIsAServerError(t *testing.T) {
 		t.Fatalf("dial: %v, want unauthenticated", err)
 	}
 	h := b.lastHello()
-	if string(h.Token) != "t0ken" || string(h.ClientName) != "billing" || h.Features != DefaultFeatures {
+	if string(h.Token) != "t0ken" || string(h.ClientName) != "billing" || h.Features != wire.Features(DefaultFeatures) {
 		t.Fatalf("HELLO carried token %q name %q features %v", h.Token, h.ClientName, h.Features)
 	}
 }

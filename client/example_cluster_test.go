@@ -34,7 +34,7 @@ func ExampleDialCluster() {
 		log.Fatal(err)
 	}
 	defer sub.Close()
-	perShard := map[uint32]int{}
+	perShard := map[int]int64{}
 	for range 6 {
 		ev, err := sub.Next(ctx)
 		if err != nil {
@@ -44,6 +44,6 @@ func ExampleDialCluster() {
 	}
 	resume := sub.Offsets()
 	fmt.Println("read 6 records over", len(perShard), "shards; resume offsets match:",
-		resume[0] == uint64(perShard[0]) && resume[1] == uint64(perShard[1]) && resume[2] == uint64(perShard[2]))
+		resume[0] == perShard[0] && resume[1] == perShard[1] && resume[2] == perShard[2])
 	// Output: read 6 records over 3 shards; resume offsets match: true
 }

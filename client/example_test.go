@@ -10,7 +10,6 @@ import (
 	"github.com/felixbroker/felix/broker"
 
 	"github.com/felixbroker/felix/client"
-	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/segment/vfs"
 )
@@ -51,7 +50,7 @@ func ExampleClient_Publish() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("keyed record on shard", pos.Shard, "= xxh3(key) mod 4:", int(pos.Shard) == engine.ShardFor(key, 4))
+	fmt.Println("keyed record on shard", pos.Shard, "= xxh3(key) mod 4:", pos.Shard == client.ShardFor(key, 4))
 
 	runs, err := c.PublishBatch(ctx, orders, []client.Record{{Value: []byte("a")}, {Value: []byte("b")}})
 	if err != nil {
@@ -154,7 +153,7 @@ func ExampleFromOffset() {
 			log.Fatal(err)
 		}
 	}
-	lastHandled := uint64(2) // say the application had handled offsets 0..2
+	lastHandled := int64(2) // say the application had handled offsets 0..2
 	sub, err := c.Subscribe(ctx, orders, 0, client.SubscribeOptions{Start: client.FromOffset(lastHandled + 1)})
 	if err != nil {
 		log.Fatal(err)

@@ -30,32 +30,52 @@ const queueFeatures = wire.FeatureConsumerGroups | wire.FeatureIdempotentProduce
 type Group struct {
 	c        *Client
 	stream   Stream
-	shard    uint32
+	shard    int
 	name     string
 	consumer string
 	claim    time.Duration
 }
 
-// GroupOption adjusts a Group.
-type GroupOption func(*Group)
+// GroupOption adjusts a Group. Options are plain values, as PublishOption
+// and WatchOption are: passing them allocates nothing.
+type GroupOption struct {
+	set      uint8
+	consumer string
+	claim    time.Duration
+}
+
+const (
+	optConsumer uint8 = 1 << iota
+	optClaim
+)
 
 // WithConsumer names the consumer (letters, digits, '.', '_', '-'; at most
 // 255 bytes). Two Groups with one name are one consumer: either may ack
 // what the other was handed.
-func WithConsumer(name string) GroupOption { return func(g *Group) { g.consumer = name } }
+func WithConsumer(name string) GroupOption { return GroupOption{set: optConsumer, consumer: name} }
 
 // WithClaim sets how long a polled record stays claimed before it is owed
 // again (whole milliseconds; 0, the default, takes the broker's: 30s).
-func WithClaim(d time.Duration) GroupOption { return func(g *Group) { g.claim = d } }
+func WithClaim(d time.Duration) GroupOption { return GroupOption{set: optClaim, claim: d} }
+
+// apply sets g's fields from opts, the last of each kind winning.
+func (g *Group) apply(opts []GroupOption) {
+	for _, o := range opts {
+		if o.set&optConsumer != 0 {
+			g.consumer = o.consumer
+		}
+		if o.set&optClaim != 0 {
+			g.claim = o.claim
+		}
+	}
+}
 
 // Group returns the consumer group name on one shard of stream, as a
 // consumer of it. Nothing is sent: the broker creates the group, from the
 // shard's earliest record, on its first poll.
 func (c *Client) Group(stream Stream, shard int, name string, opts ...GroupOption) *Group {
-	g := &Group{c: c, stream: stream, shard: uint32(shard), name: name}
-	for _, o := range opts {
-		o(g)
-	}
+	g := &Group{c: c, stream: stream, shard: shard, name: name}
+	g.apply(opts)
 	if g.consumer == "" {
 		g.consumer = randomConsumer()
 	}
@@ -76,14 +96,14 @@ func (g *Group) Consumer() string { return g.consumer }
 func (g *Group) Name() string { return g.name }
 
 func (g *Group) ref() wire.GroupRef {
-	return wire.GroupRef{Stream: g.stream.ref(), Shard: g.shard, Group: bytesOf(g.name), Consumer: bytesOf(g.consumer)}
+	return wire.GroupRef{Stream: g.stream.ref(), Shard: uint32(g.shard), Group: bytesOf(g.name), Consumer: bytesOf(g.consumer)}
 }
 
 // Message is one record a poll handed to this consumer, claimed by it
 // until it is acked, nacked or its claim lapses.
 type Message struct {
-	Shard  uint32
-	Offset uint64
+	Shard  int
+	Offset int64
 	// Deliveries is how many times the record has been handed out, this
 	// time included: above 1 it was handed out before (a claim lapsed, a
 	// consumer nacked it, or the broker restarted).
@@ -158,7 +178,7 @@ func messagesOf(cl *call, lim wire.Limits) ([]Message, error) {
 	out := make([]Message, 0, r.Count)
 	for it := r.Records(); it.Next(); {
 		rec := it.Record()
-		out = append(out, Message{Shard: r.Shard, Offset: rec.Offset, Deliveries: rec.DeliveryCount,
+		out = append(out, Message{Shard: int(r.Shard), Offset: int64(rec.Offset), Deliveries: rec.DeliveryCount,
 			Timestamp: time.Unix(0, rec.Timestamp), Key: rec.Key, Value: rec.Value})
 	}
 	return out, nil
@@ -170,27 +190,27 @@ func messagesOf(cl *call, lim wire.Limits) ([]Message, error) {
 // listing them (errors.Is(err, ErrClaimNotHeld)), and every other offset
 // was applied. A late ack, after the claim lapsed and before anyone else
 // took the record, is still taken.
-func (g *Group) Ack(ctx context.Context, offsets ...uint64) error {
+func (g *Group) Ack(ctx context.Context, offsets ...int64) error {
 	return g.settle(ctx, offsets, func(dst []byte, id uint64) []byte {
-		return wire.AppendGroupAck(dst, id, g.ref(), offsets)
+		return wire.AppendGroupAck(dst, id, g.ref(), wireOffsets(offsets))
 	})
 }
 
 // Nack gives records back: each is owed again after delay (0: at once),
 // or dead-lettered once it has been delivered the group's most times.
 // Offsets this consumer does not hold are reported as by Ack.
-func (g *Group) Nack(ctx context.Context, delay time.Duration, offsets ...uint64) error {
+func (g *Group) Nack(ctx context.Context, delay time.Duration, offsets ...int64) error {
 	return g.settle(ctx, offsets, func(dst []byte, id uint64) []byte {
-		return wire.AppendGroupNack(dst, id, g.ref(), millis(delay), offsets)
+		return wire.AppendGroupNack(dst, id, g.ref(), millis(delay), wireOffsets(offsets))
 	})
 }
 
 // Extend keeps claims by longer from now (whole milliseconds, at least
 // one). A claim that already lapsed cannot be extended: the record may be
 // owed to others, and its offset is reported as by Ack.
-func (g *Group) Extend(ctx context.Context, by time.Duration, offsets ...uint64) error {
+func (g *Group) Extend(ctx context.Context, by time.Duration, offsets ...int64) error {
 	return g.settle(ctx, offsets, func(dst []byte, id uint64) []byte {
-		return wire.AppendGroupExtend(dst, id, g.ref(), millis(by), offsets)
+		return wire.AppendGroupExtend(dst, id, g.ref(), millis(by), wireOffsets(offsets))
 	})
 }
 
@@ -199,7 +219,7 @@ func (g *Group) Extend(ctx context.Context, by time.Duration, offsets ...uint64)
 // were.
 type ClaimError struct {
 	Applied int
-	NotHeld []uint64
+	NotHeld []int64
 }
 
 func (e *ClaimError) Error() string {
@@ -209,7 +229,7 @@ func (e *ClaimError) Error() string {
 // Unwrap makes errors.Is(err, ErrClaimNotHeld) true.
 func (e *ClaimError) Unwrap() error { return ErrClaimNotHeld }
 
-func (g *Group) settle(ctx context.Context, offsets []uint64, enc func(dst []byte, id uint64) []byte) error {
+func (g *Group) settle(ctx context.Context, offsets []int64, enc func(dst []byte, id uint64) []byte) error {
 	if len(offsets) == 0 {
 		return nil
 	}
@@ -221,12 +241,12 @@ func (g *Group) settle(ctx context.Context, offsets []uint64, enc func(dst []byt
 	return resultOf(cl, len(offsets))
 }
 
-func checkOffsets(offsets []uint64) func(cn *conn) error {
+func checkOffsets(offsets []int64) func(cn *conn) error {
 	return func(cn *conn) error {
 		if len(offsets) > cn.limits.BatchRecordsMax {
 			return localError(&wire.LimitError{Limit: wire.LimitBatchRecords, Max: cn.limits.BatchRecordsMax, Got: uint64(len(offsets))})
 		}
-		return nil
+		return checkNotNegative(offsets)
 	}
 }
 
@@ -245,7 +265,7 @@ func resultOf(cl *call, n int) error {
 	if r.NotHeld.Len() == 0 {
 		return nil
 	}
-	return &ClaimError{Applied: int(r.Applied), NotHeld: r.NotHeld.AppendTo(nil)}
+	return &ClaimError{Applied: int(r.Applied), NotHeld: clientOffsets(r.NotHeld.AppendTo(nil))}
 }
 
 // AckFuture is the outcome of an AckAsync. Safe for concurrent use; any
@@ -263,7 +283,7 @@ type AckFuture struct {
 // sending. The broker may serve a poll sent after it first: a record
 // whose ack is not yet applied is still claimed by this consumer, so it is
 // not handed out again meanwhile.
-func (g *Group) AckAsync(ctx context.Context, offsets ...uint64) *AckFuture {
+func (g *Group) AckAsync(ctx context.Context, offsets ...int64) *AckFuture {
 	f := &AckFuture{n: len(offsets), taken: make(chan struct{})}
 	if len(offsets) == 0 {
 		close(f.taken)
@@ -278,7 +298,7 @@ func (g *Group) AckAsync(ctx context.Context, offsets ...uint64) *AckFuture {
 	}
 	if err == nil {
 		f.cl, err = cn.send(ctx, newCall(false), func(dst []byte, id uint64) []byte {
-			return wire.AppendGroupAck(dst, id, g.ref(), offsets)
+			return wire.AppendGroupAck(dst, id, g.ref(), wireOffsets(offsets))
 		})
 	}
 	if err != nil {

@@ -10,14 +10,14 @@ import (
 // GroupInfo is where a group stands on its shard.
 type GroupInfo struct {
 	Stream Stream
-	Shard  uint32
+	Shard  int
 	Group  string
 	// Cursor: every record below it is finished, durably.
-	Cursor uint64
+	Cursor int64
 	// NextOffset: records at or above it were never handed out.
-	NextOffset uint64
+	NextOffset int64
 	// EndOffset is the shard's end; Lag is EndOffset - Cursor.
-	EndOffset uint64
+	EndOffset int64
 	Lag       uint64
 	// InFlight counts records under a standing claim; Owed those handed
 	// out before and owed again (a claim lapsed, a nack, a redrive).
@@ -38,12 +38,12 @@ type GroupInfo struct {
 // polled (nor created otherwise).
 func (g *Group) Describe(ctx context.Context) (GroupInfo, error) {
 	var w wire.GroupInfo
-	if err := g.c.groupRoundTrip(ctx, &wire.GroupDescribe{Stream: g.stream.ref(), Shard: g.shard, Group: g.name}, &w); err != nil {
+	if err := g.c.groupRoundTrip(ctx, &wire.GroupDescribe{Stream: g.stream.ref(), Shard: uint32(g.shard), Group: g.name}, &w); err != nil {
 		return GroupInfo{}, err
 	}
 	return GroupInfo{
-		Stream: streamFrom(w.Stream), Shard: w.Shard, Group: w.Group,
-		Cursor: w.Cursor, NextOffset: w.NextOffset, EndOffset: w.EndOffset, Lag: w.Lag,
+		Stream: streamFrom(w.Stream), Shard: int(w.Shard), Group: w.Group,
+		Cursor: int64(w.Cursor), NextOffset: int64(w.NextOffset), EndOffset: int64(w.EndOffset), Lag: w.Lag,
 		InFlight: w.InFlight, Owed: w.Owed, DeadLetters: w.DeadLetters, RetentionSkipped: w.RetentionSkipped,
 		Consumers: w.Consumers, Delivered: w.Delivered, Redelivered: w.Redelivered, Acked: w.Acked,
 		Nacked: w.Nacked, Lapsed: w.Lapsed, DeadLettered: w.DeadLettered, Redriven: w.Redriven,
@@ -52,7 +52,7 @@ func (g *Group) Describe(ctx context.Context) (GroupInfo, error) {
 
 // DeadLetter is a record the group gave up on.
 type DeadLetter struct {
-	Offset     uint64
+	Offset     int64
 	Deliveries uint32
 	Reason     string    // why, in words
 	Detail     string    // a rejecting consumer's words, if any
@@ -62,8 +62,16 @@ type DeadLetter struct {
 // DeadLetters lists up to limit of the group's dead letters (0: the
 // broker's page, 1000), in offset order, from the first after offset
 // after (nil: from the first). more says another page follows.
-func (g *Group) DeadLetters(ctx context.Context, after *uint64, limit int) (dead []DeadLetter, more bool, err error) {
-	req := &wire.GroupDeadLetters{Stream: g.stream.ref(), Shard: g.shard, Group: g.name, AfterOffset: after,
+func (g *Group) DeadLetters(ctx context.Context, after *int64, limit int) (dead []DeadLetter, more bool, err error) {
+	var from *uint64
+	if after != nil {
+		if *after < 0 {
+			return nil, false, localInvalid("after", "an offset is never negative")
+		}
+		a := uint64(*after)
+		from = &a
+	}
+	req := &wire.GroupDeadLetters{Stream: g.stream.ref(), Shard: uint32(g.shard), Group: g.name, AfterOffset: from,
 		Limit: uint32(max(limit, 0))}
 	var w wire.GroupDeadLettersResult
 	if err := g.c.groupRoundTrip(ctx, req, &w); err != nil {
@@ -71,7 +79,7 @@ func (g *Group) DeadLetters(ctx context.Context, after *uint64, limit int) (dead
 	}
 	dead = make([]DeadLetter, 0, len(w.DeadLetters))
 	for _, d := range w.DeadLetters {
-		dl := DeadLetter{Offset: d.Offset, Deliveries: d.DeliveryCount, Reason: d.Reason, Detail: d.Detail}
+		dl := DeadLetter{Offset: int64(d.Offset), Deliveries: d.DeliveryCount, Reason: d.Reason, Detail: d.Detail}
 		if d.At != 0 {
 			dl.At = time.Unix(0, d.At)
 		}
@@ -83,13 +91,16 @@ func (g *Group) DeadLetters(ctx context.Context, after *uint64, limit int) (dead
 // Redrive makes dead letters owed again, their delivery counts reset: the
 // ones at offsets, or every one when none is given. It returns how many
 // it redrove, and the offsets it was given that were not dead letters.
-func (g *Group) Redrive(ctx context.Context, offsets ...uint64) (redriven uint64, notDead []uint64, err error) {
+func (g *Group) Redrive(ctx context.Context, offsets ...int64) (redriven uint64, notDead []int64, err error) {
+	if err := checkNotNegative(offsets); err != nil {
+		return 0, nil, err
+	}
 	var w wire.GroupRedriveResult
-	req := &wire.GroupRedrive{Stream: g.stream.ref(), Shard: g.shard, Group: g.name, Offsets: offsets}
+	req := &wire.GroupRedrive{Stream: g.stream.ref(), Shard: uint32(g.shard), Group: g.name, Offsets: wireOffsets(offsets)}
 	if err := g.c.groupRoundTrip(ctx, req, &w); err != nil {
 		return 0, nil, err
 	}
-	return w.Redriven, w.NotDead, nil
+	return w.Redriven, clientOffsets(w.NotDead), nil
 }
 
 // ListGroups names the consumer groups of one shard of a stream.
@@ -108,7 +119,7 @@ func (c *Client) groupRoundTrip(ctx context.Context, req, answer wire.Control) e
 	if err != nil {
 		return err
 	}
-	if !s.Features.Has(wire.FeatureConsumerGroups) {
+	if !s.Features.Has(FeatureConsumerGroups) {
 		return notNegotiated(wire.FeatureConsumerGroups)
 	}
 	return c.roundTrip(ctx, req, answer)

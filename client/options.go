@@ -17,7 +17,7 @@ const (
 	DefaultPingInterval  = 15 * time.Second
 	DefaultInflightMax   = 4096
 	DefaultClientName    = "felix-go"
-	DefaultFeatures      = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | cacheFeatures | queueFeatures
+	DefaultFeatures      = Features(wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | cacheFeatures | queueFeatures)
 	defaultWriteBufBytes = 4 << 20
 )
 
@@ -45,7 +45,7 @@ type options struct {
 func defaultOptions() options {
 	return options{
 		name:         DefaultClientName,
-		features:     DefaultFeatures,
+		features:     wire.Features(DefaultFeatures),
 		dialTimeout:  DefaultDialTimeout,
 		writeTimeout: DefaultWriteTimeout,
 		pingInterval: DefaultPingInterval,
@@ -68,12 +68,12 @@ func WithToken(token string) Option { return func(o *options) { o.token = []byte
 // consumer groups and idempotent producers). Only what both peers
 // offer is used; a client offering no FeaturePublishKeyed publishes keyed
 // records as PUBLISH_JSON, which lands them on the same shards.
-func WithFeatures(f wire.Features) Option { return func(o *options) { o.features = f } }
+func WithFeatures(f Features) Option { return func(o *options) { o.features = wire.Features(f) } }
 
 // WithLimits caps what the client accepts from the broker: a zero field
 // takes the broker's announced limit, a set one the smaller of the two. A
 // frame over the cap closes the connection.
-func WithLimits(l wire.Limits) Option { return func(o *options) { o.limits = l } }
+func WithLimits(l Limits) Option { return func(o *options) { o.limits = l.wire() } }
 
 // WithDialTimeout bounds connecting and the handshake, within the caller's
 // context (DefaultDialTimeout).

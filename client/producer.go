@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zeebo/xxh3"
-
 	"github.com/felixbroker/felix/netio/wire"
 )
 
@@ -25,7 +23,7 @@ var ErrUnknownOutcome = errors.New("felix/client: the batch may or may not have 
 // on that shard with a new id.
 type UnknownOutcomeError struct {
 	Stream   Stream
-	Shard    uint32
+	Shard    int
 	Sequence uint64
 	Err      error
 }
@@ -85,8 +83,8 @@ func (c *Client) Producer(stream Stream) *Producer {
 
 // ProducerAck says where a batch landed.
 type ProducerAck struct {
-	Shard       uint32
-	FirstOffset uint64 // the batch's records are at FirstOffset, FirstOffset+1, ...
+	Shard       int
+	FirstOffset int64 // the batch's records are at FirstOffset, FirstOffset+1, ...
 	Count       uint32
 	ProducerID  uint64
 	Sequence    uint64
@@ -95,14 +93,10 @@ type ProducerAck struct {
 	Duplicate bool
 }
 
-// ShardFor is the shard a routing key chooses on a stream of shards
-// shards: xxh3(key) mod shards, and shard 0 for no key.
-func ShardFor(key []byte, shards int) int {
-	if len(key) == 0 || shards <= 1 {
-		return 0
-	}
-	return int(xxh3.Hash(key) % uint64(shards))
-}
+// ShardFor is the shard a routing key chooses on a stream or cache of
+// shards shards: xxh3(key) mod shards, and shard 0 for no key. It is the
+// protocol's rule (wire.ShardFor), the one the brokers apply.
+func ShardFor(key []byte, shards int) int { return wire.ShardFor(key, shards) }
 
 // PublishBatch publishes records as one batch to one shard and waits for
 // its acknowledgement, re-sending it (same sequence) after a failure
@@ -273,7 +267,7 @@ func (b *batchSend) giveUp(err error) error {
 }
 
 func (b *batchSend) unknown(err error) error {
-	return &UnknownOutcomeError{Stream: b.p.stream, Shard: b.shard, Sequence: b.seq, Err: err}
+	return &UnknownOutcomeError{Stream: b.p.stream, Shard: int(b.shard), Sequence: b.seq, Err: err}
 }
 
 // init takes a producer id for the shard from the broker serving it.
@@ -283,7 +277,7 @@ func (p *Producer) init(ctx context.Context, c *Client, shard uint32, ps *produc
 	if err != nil {
 		return err
 	}
-	if !s.Features.Has(wire.FeatureIdempotentProducers) {
+	if !s.Features.Has(FeatureIdempotentProducers) {
 		return notNegotiated(wire.FeatureIdempotentProducers)
 	}
 	if err := c.roundTrip(ctx, &wire.ProducerInit{Stream: p.stream.ref(), Shard: shard}, &ok); err != nil {
@@ -345,6 +339,6 @@ func idempotentAckOf(cl *call, want wire.ProducerSeq) (ProducerAck, bool, error)
 	if a.ProducerSeq != want {
 		return ProducerAck{}, true, fmt.Errorf("%w: PUBLISH_IDEMPOTENT_ACK for %+v answers %+v", ErrProtocol, a.ProducerSeq, want)
 	}
-	return ProducerAck{Shard: a.Shard, FirstOffset: a.FirstOffset, Count: a.Count, ProducerID: a.ProducerID,
+	return ProducerAck{Shard: int(a.Shard), FirstOffset: int64(a.FirstOffset), Count: a.Count, ProducerID: a.ProducerID,
 		Sequence: a.Sequence, Duplicate: a.Duplicate}, true, nil
 }

@@ -63,8 +63,8 @@ type Record struct {
 
 // Position is where one record landed.
 type Position struct {
-	Shard  uint32
-	Offset uint64
+	Shard  int
+	Offset int64
 }
 
 // AckRun says that Count records of a publish landed on Shard at offsets
@@ -72,8 +72,8 @@ type Position struct {
 // batch whose records went to several shards is acknowledged in several
 // runs, one per shard.
 type AckRun struct {
-	Shard       uint32
-	FirstOffset uint64
+	Shard       int
+	FirstOffset int64
 	Count       uint32
 }
 
@@ -181,7 +181,7 @@ func (c *Client) Publish(ctx context.Context, stream Stream, value []byte, opts 
 	}
 	var pos Position
 	if len(cl.runs) > 0 {
-		pos = Position{Shard: cl.runs[0].Shard, Offset: cl.runs[0].FirstOffset}
+		pos = Position{Shard: int(cl.runs[0].Shard), Offset: int64(cl.runs[0].FirstOffset)}
 	}
 	cl.recycle()
 	return pos, nil
@@ -242,7 +242,7 @@ func (c *Client) publishWait(ctx context.Context, stream Stream, recs []wire.Rec
 
 func appendRuns(dst []AckRun, runs []wire.AckRun) []AckRun {
 	for _, r := range runs {
-		dst = append(dst, AckRun{Shard: r.Shard, FirstOffset: r.FirstOffset, Count: r.Count})
+		dst = append(dst, AckRun{Shard: int(r.Shard), FirstOffset: int64(r.FirstOffset), Count: r.Count})
 	}
 	return dst
 }

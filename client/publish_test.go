@@ -17,7 +17,7 @@ func TestPublishReturnsTheAcknowledgedPosition(t *testing.T) {
 	b := newFakeBroker(t, ackingHandler())
 	c := dialFake(t, b)
 	ctx := testCtx(t)
-	for want := range uint64(3) {
+	for want := range int64(3) {
 		pos, err := c.Publish(ctx, testStream, []byte("v"))
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +72,7 @@ func TestPipelinedPublishesMatchOutOfOrderAcksByRequestID(t *testing.T) {
 			t.Fatal(err)
 		}
 		pos, _ := f.Position()
-		if want := (Position{Shard: uint32(i % 3), Offset: uint64(1000 + i)}); pos != want {
+		if want := (Position{Shard: i % 3, Offset: int64(1000 + i)}); pos != want {
 			t.Fatalf("future %d completed with %+v, want %+v", i, pos, want)
 		}
 	}
@@ -149,16 +149,16 @@ func TestKeyedPublishUsesTheBinaryFrameOnlyWhenNegotiated(t *testing.T) {
 		client, broker wire.Features
 		wantType       wire.Type
 	}{
-		{"both", DefaultFeatures, wire.FeaturesAll, wire.TypePublish},
+		{"both", wire.Features(DefaultFeatures), wire.FeaturesAll, wire.TypePublish},
 		{"client without keyed", wire.FeatureBinaryPublish, wire.FeaturesAll, wire.TypePublishJSON},
-		{"broker without keyed", DefaultFeatures, wire.FeatureBinaryPublish, wire.TypePublishJSON},
+		{"broker without keyed", wire.Features(DefaultFeatures), wire.FeatureBinaryPublish, wire.TypePublishJSON},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newFakeBroker(t, ackingHandler())
 			b.features = tc.broker
 			seen := b.watch(16)
-			c := dialFake(t, b, WithFeatures(tc.client))
+			c := dialFake(t, b, WithFeatures(Features(tc.client)))
 			if _, err := c.Publish(testCtx(t), testStream, []byte("v"), WithKey([]byte("user-1"))); err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +282,7 @@ func TestConcurrentPublishersShareOneConnection(t *testing.T) {
 	c := dialFake(t, b)
 	ctx := testCtx(t)
 	const writers, each = 8, 200
-	offsets := make(chan uint64, writers*each)
+	offsets := make(chan int64, writers*each)
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -306,7 +306,7 @@ func TestConcurrentPublishersShareOneConnection(t *testing.T) {
 	}
 	wg.Wait()
 	close(offsets)
-	seen := map[uint64]bool{}
+	seen := map[int64]bool{}
 	for o := range offsets {
 		if seen[o] {
 			t.Fatalf("offset %d acknowledged twice", o)

@@ -20,16 +20,16 @@ import (
 type Subscription struct {
 	client *Client
 	stream Stream
-	shard  uint32
+	shard  int
 	notify chan struct{} // capacity 1: an event or the end arrived
 
 	// mu guards the fields below. Lock order: mu, then conn.mu.
 	mu        sync.Mutex
 	conn      *conn // the subscription's own connection
 	id        uint64
-	attached  bool   // registered on conn under id
-	first     uint64 // SUBSCRIBED's first offset
-	next      uint64 // the offset the reader is due next
+	attached  bool  // registered on conn under id
+	first     int64 // SUBSCRIBED's first offset
+	next      int64 // the offset the reader is due next
 	ring      []event
 	head, n   int
 	room      chan struct{}           // closed when the reader takes an event from a full ring; nil if nobody waits
@@ -44,16 +44,16 @@ type Subscription struct {
 // ErrConnectionLost, ErrClosed.
 type SubscriptionEndedError struct {
 	Stream Stream
-	Shard  uint32
+	Shard  int
 	// Code is the broker's code; 0 for a lost connection or a close.
-	Code wire.Code
+	Code Code
 	// FirstMissedOffset is the first record the subscriber lost, when the
 	// subscription ended because it fell behind.
-	FirstMissedOffset *uint64
+	FirstMissedOffset *int64
 	// ResumeOffset is the offset after the last event delivered (or the
 	// first offset, if none was): FromOffset(ResumeOffset) misses nothing
 	// retention still holds.
-	ResumeOffset uint64
+	ResumeOffset int64
 	Err          error
 }
 
@@ -72,7 +72,7 @@ func (e *SubscriptionEndedError) Unwrap() error { return e.Err }
 // again from.
 func (c *Client) Subscribe(ctx context.Context, stream Stream, shard int, opts SubscribeOptions) (*Subscription, error) {
 	if shard < 0 || shard > math.MaxUint32 {
-		return nil, &ServerError{Code: wire.CodeInvalidArgument, Name: wire.CodeInvalidArgument.String(), Message: "shard out of range", Local: true}
+		return nil, &ServerError{Code: codeInvalidArgument, Name: codeInvalidArgument.String(), Message: "shard out of range", Local: true}
 	}
 	if err := c.open(); err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (c *Client) Subscribe(ctx context.Context, stream Stream, shard int, opts S
 	if err != nil {
 		return nil, err
 	}
-	s := newSubscription(c, stream, uint32(shard), opts)
+	s := newSubscription(c, stream, shard, opts)
 	if err := c.track(s); err != nil {
 		cn.die(err)
 		return nil, err
@@ -98,7 +98,7 @@ func (c *Client) Subscribe(ctx context.Context, stream Stream, shard int, opts S
 	return s, nil
 }
 
-func newSubscription(c *Client, stream Stream, shard uint32, opts SubscribeOptions) *Subscription {
+func newSubscription(c *Client, stream Stream, shard int, opts SubscribeOptions) *Subscription {
 	buffer := opts.Buffer
 	if buffer <= 0 {
 		buffer = DefaultSubscribeBuffer
@@ -116,8 +116,8 @@ func (s *Subscription) start(ctx context.Context, cn *conn, opts SubscribeOption
 	}
 	cl := newCall(false)
 	cl.sub = s
-	m := &wire.Subscribe{Stream: ref, Shard: s.shard,
-		Start:         wire.Start{From: opts.Start.wireFrom(), Offset: opts.Start.offset},
+	m := &wire.Subscribe{Stream: ref, Shard: uint32(s.shard),
+		Start:         wire.Start{From: opts.Start.wireFrom(), Offset: uint64(opts.Start.offset)},
 		QueueCapacity: opts.QueueCapacity, Overflow: opts.Overflow.wire()}
 	if err := cn.control(ctx, m, cl); err != nil {
 		return err
@@ -139,10 +139,10 @@ func (st Start) wireFrom() wire.StartFrom {
 func (s *Subscription) Stream() Stream { return s.stream }
 
 // Shard is the shard read.
-func (s *Subscription) Shard() uint32 { return s.shard }
+func (s *Subscription) Shard() int { return s.shard }
 
 // FirstOffset is the offset delivery started at.
-func (s *Subscription) FirstOffset() uint64 {
+func (s *Subscription) FirstOffset() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.first
@@ -212,7 +212,7 @@ func (s *Subscription) pop() Event {
 	s.head = (s.head + 1) % len(s.ring)
 	s.n--
 	if ev.Offset > s.next {
-		ev.Missed = ev.Offset - s.next
+		ev.Missed = uint64(ev.Offset - s.next)
 	}
 	s.next = ev.Offset + 1
 	s.delivered++

@@ -9,7 +9,7 @@ import (
 // Start is where a subscription starts reading; the zero Start is latest.
 type Start struct {
 	from   wire.StartFrom
-	offset uint64
+	offset int64
 }
 
 // FromLatest starts at the records published after the subscription is
@@ -24,7 +24,7 @@ func FromEarliest() Start { return Start{from: wire.StartEarliest} }
 // to be written (ErrOffsetPastTail otherwise). Resuming after the last
 // event handled is FromOffset(ev.Offset+1): stored history joins live
 // delivery with no gap and no duplicate.
-func FromOffset(offset uint64) Start { return Start{from: wire.StartOffset, offset: offset} }
+func FromOffset(offset int64) Start { return Start{from: wire.StartOffset, offset: offset} }
 
 // Overflow is what the subscription's full queue at the broker does with
 // the next record. It is the only place a subscription loses records: the
@@ -73,8 +73,8 @@ type SubscribeOptions struct {
 // Event is one record delivered to a subscriber. Its slices are its own:
 // the client never reuses them.
 type Event struct {
-	Shard     uint32
-	Offset    uint64
+	Shard     int
+	Offset    int64
 	Timestamp time.Time
 	Key       []byte
 	Value     []byte
@@ -87,7 +87,7 @@ type Event struct {
 
 // event is an Event as queued: 64 bytes, not 104.
 type event struct {
-	offset uint64
+	offset int64
 	ts     int64
 	key    []byte
 	value  []byte

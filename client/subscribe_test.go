@@ -76,7 +76,10 @@ func TestEventsCarryTheirOffsetsAndAGapIsExactlyADrop(t *testing.T) {
 	fc := brokerConn(b)
 	pushEvents(fc, 100, 101)
 	pushEvents(fc, 104, 105)
-	want := []struct{ offset, missed uint64 }{{100, 0}, {101, 0}, {104, 2}, {105, 0}}
+	want := []struct {
+		offset int64
+		missed uint64
+	}{{100, 0}, {101, 0}, {104, 2}, {105, 0}}
 	i := 0
 	for ev, err := range sub.Events(ctx) {
 		if err != nil {
@@ -100,7 +103,7 @@ func TestTheEndOfASubscriptionIsATypedError(t *testing.T) {
 		code     wire.Code
 		sentinel error
 		missed   *uint64
-		resume   uint64
+		resume   int64
 	}{
 		{wire.CodeSubscriberLagged, ErrSubscriberLagged, wire.U64(102), 102},
 		{wire.CodeNotFound, ErrNotFound, nil, 102},
@@ -122,7 +125,7 @@ func TestTheEndOfASubscriptionIsATypedError(t *testing.T) {
 				return wire.AppendControl(dst, 0, &wire.SubscriptionEnded{SubscriptionID: testSubID, Code: tc.code,
 					Message: "ended", FirstMissedOffset: tc.missed})
 			})
-			var got []uint64
+			var got []int64
 			var end error
 			for ev, err := range sub.Events(ctx) {
 				if err != nil {
@@ -135,10 +138,10 @@ func TestTheEndOfASubscriptionIsATypedError(t *testing.T) {
 				t.Fatalf("events before the end: %v", got)
 			}
 			var se *SubscriptionEndedError
-			if !errors.As(end, &se) || !errors.Is(end, tc.sentinel) || se.Code != tc.code || se.ResumeOffset != tc.resume {
+			if !errors.As(end, &se) || !errors.Is(end, tc.sentinel) || se.Code != Code(tc.code) || se.ResumeOffset != tc.resume {
 				t.Fatalf("end %v (%+v), want %v resuming at %d", end, se, tc.code, tc.resume)
 			}
-			if (se.FirstMissedOffset == nil) != (tc.missed == nil) || (tc.missed != nil && *se.FirstMissedOffset != *tc.missed) {
+			if (se.FirstMissedOffset == nil) != (tc.missed == nil) || (tc.missed != nil && *se.FirstMissedOffset != int64(*tc.missed)) {
 				t.Fatalf("first missed offset %v, want %v", se.FirstMissedOffset, tc.missed)
 			}
 			if se.Stream != testStream || se.Shard != 3 {
@@ -160,7 +163,7 @@ func TestAConnectionDropEndsTheSubscriptionWithWhereToResume(t *testing.T) {
 	pushEvents(fc, 100, 101, 102)
 	settle(t, fc, seen)
 	_ = fc.nc.Close()
-	var last uint64
+	var last int64
 	for ev, err := range sub.Events(ctx) {
 		if err != nil {
 			var se *SubscriptionEndedError
@@ -195,7 +198,7 @@ func TestASlowSubscriberHoldsBackOnlyItsOwnConnection(t *testing.T) {
 	if _, err := c.Publish(ctx, testStream, []byte("meanwhile")); err != nil {
 		t.Fatal("a publish waited for a slow subscriber:", err)
 	}
-	for want := uint64(100); want < 105; want++ {
+	for want := int64(100); want < 105; want++ {
 		ev, err := sub.Next(ctx)
 		if err != nil || ev.Offset != want || ev.Missed != 0 {
 			t.Fatalf("event %+v %v, want %d with nothing missed", ev, err, want)

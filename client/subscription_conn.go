@@ -16,7 +16,7 @@ func (s *Subscription) attach(c *conn, m wire.Subscribed) {
 		return // the subscriber gave up waiting; its connection is closing
 	}
 	s.conn, s.id, s.attached = c, m.SubscriptionID, true
-	s.first, s.next = m.FirstOffset, m.FirstOffset
+	s.first, s.next = int64(m.FirstOffset), int64(m.FirstOffset)
 	c.mu.Lock()
 	dead := c.err
 	if dead == nil {
@@ -65,7 +65,7 @@ func (s *Subscription) push(c *conn, b *wire.EventBatch) {
 		added := false
 		for more && s.n < len(s.ring) {
 			ev := it.Event()
-			s.ring[(s.head+s.n)%len(s.ring)] = event{offset: ev.Offset, ts: ev.Timestamp, key: ev.Key, value: ev.Value}
+			s.ring[(s.head+s.n)%len(s.ring)] = event{offset: int64(ev.Offset), ts: ev.Timestamp, key: ev.Key, value: ev.Value}
 			s.n++
 			added = true
 			more = it.Next()
@@ -136,10 +136,11 @@ func (c *conn) onSubscriptionEnded(f wire.Frame) error {
 	if s == nil {
 		return nil
 	}
-	se := &ServerError{Code: m.Code, Name: m.Code.String(), Message: m.Message,
-		Details: wire.Details{FirstMissedOffset: m.FirstMissedOffset}}
+	missed := offsetPtr(m.FirstMissedOffset)
+	se := &ServerError{Code: Code(m.Code), Name: m.Code.String(), Message: m.Message,
+		Details: Details{FirstMissedOffset: missed}}
 	s.mu.Lock()
-	s.endLocked(&SubscriptionEndedError{Code: m.Code, FirstMissedOffset: m.FirstMissedOffset, Err: se})
+	s.endLocked(&SubscriptionEndedError{Code: Code(m.Code), FirstMissedOffset: missed, Err: se})
 	s.mu.Unlock()
 	return errSubscriptionOver // the connection was the subscription's; close it
 }

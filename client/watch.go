@@ -33,7 +33,7 @@ const (
 	WatchReset
 	// WatchLagged: the broker ended the watch because it fell behind;
 	// FirstMissed is the first offset it did not deliver. With
-	// WatchResumeOnLag (the default) the watch resumes from there on its
+	// WithWatchResumeOnLag (the default) the watch resumes from there on its
 	// own: the changes are replayed from the log, or a WatchReset follows
 	// if compaction took them. Nothing is lost either way.
 	WatchLagged
@@ -70,7 +70,8 @@ type WatchEvent struct {
 	FirstMissed int64
 }
 
-// WatchOption adjusts a watch. Options are plain values.
+// WatchOption adjusts a watch. Options are plain values: passing them
+// allocates nothing.
 type WatchOption struct {
 	set    uint8
 	offset int64
@@ -86,28 +87,28 @@ const (
 	watchOptOnLag
 )
 
-// ResumeAt starts the watch at offset (a previous watch's ResumeOffset):
+// WithResumeAt starts the watch at offset (a previous watch's ResumeOffset):
 // every write from there on is delivered, replayed from the log and then
 // live, with no gap and no duplicate. An offset compaction has collapsed
 // starts with WatchReset instead. Not with WatchRetained.
-func ResumeAt(offset int64) WatchOption { return WatchOption{set: watchOptResume, offset: offset} }
+func WithResumeAt(offset int64) WatchOption { return WatchOption{set: watchOptResume, offset: offset} }
 
-// PrefixOnShard makes the key a prefix: the watch sees every key starting
+// WithPrefixOnShard makes the key a prefix: the watch sees every key starting
 // with it that lives on shard. Offsets are per shard, so watching a prefix
 // of a cache with several shards takes one watch per shard (Shards says
 // how many there are).
-func PrefixOnShard(shard int) WatchOption { return WatchOption{set: watchOptPrefix, shard: shard} }
+func WithPrefixOnShard(shard int) WatchOption { return WatchOption{set: watchOptPrefix, shard: shard} }
 
-// WatchBuffer sets how many received events wait for the reader
+// WithWatchBuffer sets how many received events wait for the reader
 // (DefaultWatchBuffer). When they are not taken the watch's connection
 // stops reading, and the broker ends the watch lagged once its own queue
 // is full.
-func WatchBuffer(n int) WatchOption { return WatchOption{set: watchOptBuffer, n: n} }
+func WithWatchBuffer(n int) WatchOption { return WatchOption{set: watchOptBuffer, n: n} }
 
-// WatchResumeOnLag says whether a watch the broker ended for lagging
+// WithWatchResumeOnLag says whether a watch the broker ended for lagging
 // resumes on its own from the first offset it missed (the default), or
 // ends with an error matching ErrCacheWatchLagged.
-func WatchResumeOnLag(on bool) WatchOption { return WatchOption{set: watchOptOnLag, resume: on} }
+func WithWatchResumeOnLag(on bool) WatchOption { return WatchOption{set: watchOptOnLag, resume: on} }
 
 // DefaultWatchBuffer is the number of events a watch reads ahead.
 const DefaultWatchBuffer = 1024
@@ -150,12 +151,12 @@ func watchSpecOf(key []byte, retained bool, opts []WatchOption) (watchSpec, erro
 
 // WatchEndedError says why a watch ended and where to resume: errors.Is
 // matches its cause (ErrNotFound when the cache was dropped,
-// ErrShuttingDown, ErrCacheWatchLagged without WatchResumeOnLag,
+// ErrShuttingDown, ErrCacheWatchLagged without WithWatchResumeOnLag,
 // ErrConnectionLost, ErrClosed).
 type WatchEndedError struct {
 	Cache CacheName
 	Key   []byte
-	// ResumeOffset is where a new watch (ResumeAt) picks up with nothing
+	// ResumeOffset is where a new watch (WithResumeAt) picks up with nothing
 	// missed.
 	ResumeOffset int64
 	Err          error
@@ -203,8 +204,8 @@ type watchItem struct {
 	ended   wire.WatchEnded
 }
 
-// Watch watches key: every write of it from now on (or from ResumeAt's
-// offset), or with PrefixOnShard every key starting with it on one shard.
+// Watch watches key: every write of it from now on (or from WithResumeAt's
+// offset), or with WithPrefixOnShard every key starting with it on one shard.
 // It dials a connection of its own and returns once the broker has
 // started the watch.
 func (ca *Cache) Watch(ctx context.Context, key []byte, opts ...WatchOption) (*Watch, error) {
@@ -292,7 +293,7 @@ func (w *Watch) Shards() int {
 	return w.shards
 }
 
-// ResumeOffset is where a new watch (ResumeAt) would pick up, missing
+// ResumeOffset is where a new watch (WithResumeAt) would pick up, missing
 // nothing this one has not delivered: after the last live event, or where
 // live delivery started.
 func (w *Watch) ResumeOffset() int64 {
@@ -388,8 +389,8 @@ func (w *Watch) interpret(it *watchItem) (ev WatchEvent, ok bool, lag *wire.Watc
 		if m.FirstMissedOffset != nil && int64(*m.FirstMissedOffset) < w.next {
 			w.next = int64(*m.FirstMissedOffset)
 		}
-		w.end = &ServerError{Code: m.Code, Name: m.Code.String(), Message: m.Message,
-			Details: wire.Details{FirstMissedOffset: m.FirstMissedOffset}}
+		w.end = &ServerError{Code: Code(m.Code), Name: m.Code.String(), Message: m.Message,
+			Details: Details{FirstMissedOffset: offsetPtr(m.FirstMissedOffset)}}
 	}
 	return WatchEvent{}, false, nil
 }

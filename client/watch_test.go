@@ -70,7 +70,7 @@ func TestAWatchTurnsFramesIntoTypedEventsAndResumesAfterLag(t *testing.T) {
 	b := newFakeBroker(t, watchScript(t, resumes))
 	c := dialFake(t, b)
 	ctx := testCtx(t)
-	w, err := c.Cache("acme", "prod", "c").Watch(ctx, []byte("k"), ResumeAt(2))
+	w, err := c.Cache(CacheName{Tenant: "acme", Namespace: "prod", Name: "c"}).Watch(ctx, []byte("k"), WithResumeAt(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func describe(ev WatchEvent) string {
 func TestAWatchWithoutResumeOnLagEndsLagged(t *testing.T) {
 	resumes := make(chan *uint64, 4)
 	b := newFakeBroker(t, watchScript(t, resumes))
-	w, err := dialFake(t, b).Cache("acme", "prod", "c").Watch(testCtx(t), []byte("k"), WatchResumeOnLag(false))
+	w, err := dialFake(t, b).Cache(CacheName{Tenant: "acme", Namespace: "prod", Name: "c"}).Watch(testCtx(t), []byte("k"), WithWatchResumeOnLag(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,12 +137,12 @@ func TestAWatchWithoutResumeOnLagEndsLagged(t *testing.T) {
 
 func TestWatchOptionsAreCheckedBeforeAnythingIsSent(t *testing.T) {
 	b := newFakeBroker(t, nil)
-	ca := dialFake(t, b).Cache("acme", "prod", "c")
+	ca := dialFake(t, b).Cache(CacheName{Tenant: "acme", Namespace: "prod", Name: "c"})
 	ctx := testCtx(t)
 	for name, err := range map[string]error{
-		"retained and resumed": second(ca.WatchRetained(ctx, []byte("k"), ResumeAt(3))),
-		"negative resume":      second(ca.Watch(ctx, []byte("k"), ResumeAt(-1))),
-		"negative shard":       second(ca.Watch(ctx, []byte("k"), PrefixOnShard(-1))),
+		"retained and resumed": second(ca.WatchRetained(ctx, []byte("k"), WithResumeAt(3))),
+		"negative resume":      second(ca.Watch(ctx, []byte("k"), WithResumeAt(-1))),
+		"negative shard":       second(ca.Watch(ctx, []byte("k"), WithPrefixOnShard(-1))),
 	} {
 		var se *ServerError
 		if !errors.As(err, &se) || !se.Local || !errors.Is(err, ErrInvalidArgument) {

@@ -109,7 +109,7 @@ func (b *cacheBroker) client(opts ...client.Option) *client.Client {
 // newCache creates a durable cache through the client.
 func newCache(t testing.TB, c *client.Client, name string, cfg client.CacheConfig) *client.Cache {
 	t.Helper()
-	ca := c.Cache("acme", "prod", name)
+	ca := c.Cache(client.CacheName{Tenant: "acme", Namespace: "prod", Name: name})
 	if err := ca.Create(testCtx(t), cfg); err != nil {
 		t.Fatal(err)
 	}

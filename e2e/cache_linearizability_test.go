@@ -30,7 +30,7 @@ func TestGetPutDeleteOverTheWireAreLinearizable(t *testing.T) {
 	var history []porcupine.Operation
 	var wg sync.WaitGroup
 	for id := range clients {
-		ca := b.client().Cache("acme", "prod", "lin")
+		ca := b.client().Cache(client.CacheName{Tenant: "acme", Namespace: "prod", Name: "lin"})
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(id), 11))
 			lastRead := map[string]client.Item{}

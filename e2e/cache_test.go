@@ -89,7 +89,7 @@ func TestTTLThroughTheClientFollowsTheBrokersClock(t *testing.T) {
 	// An expiry passes while the broker is down.
 	b.restart()
 	b.clock.advance(time.Minute)
-	ca = b.client().Cache("acme", "prod", "ttl")
+	ca = b.client().Cache(client.CacheName{Tenant: "acme", Namespace: "prod", Name: "ttl"})
 	if it, err := ca.Get(ctx, []byte("at")); err != nil || it.Found {
 		t.Fatalf("an absolute expiry that passed across a restart: %+v %v", it, err)
 	}
@@ -111,7 +111,7 @@ func TestACacheValueSurvivesABrokerRestartThroughTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.restart()
-	ca = b.client().Cache("acme", "prod", "durable")
+	ca = b.client().Cache(client.CacheName{Tenant: "acme", Namespace: "prod", Name: "durable"})
 	for k, off := range written {
 		it, err := ca.Get(ctx, []byte(k))
 		if k == "e" {
@@ -131,7 +131,7 @@ func TestCountersThroughTheClient(t *testing.T) {
 	ctx := testCtx(t)
 	c := b.client()
 	newCache(t, c, "counts", client.CacheConfig{})
-	hits := c.Counter("acme", "prod", "counts", "hits")
+	hits := c.Cache(client.CacheName{Tenant: "acme", Namespace: "prod", Name: "counts"}).Counter("hits")
 	if v, err := hits.Get(ctx); err != nil || v.Exists || v.Sum != 0 {
 		t.Fatalf("never written: %+v %v", v, err)
 	}
@@ -146,7 +146,7 @@ func TestCountersThroughTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.restart()
-	hits = b.client().Counter("acme", "prod", "counts", "hits")
+	hits = b.client().Cache(client.CacheName{Tenant: "acme", Namespace: "prod", Name: "counts"}).Counter("hits")
 	if v, err := hits.Get(ctx); err != nil || v.Sum != 40 {
 		t.Fatalf("after a restart: %+v %v", v, err)
 	}

@@ -18,7 +18,7 @@ import (
 func createClusterCache(t *testing.T, c *testCluster, nd *node, shards int) cache.ID {
 	t.Helper()
 	id := cache.ID{Tenant: "acme", Namespace: "e2e", Name: "c" + sanitize(t.Name())}
-	if err := nd.dial(t).Cache(id.Tenant, id.Namespace, id.Name).Create(testCtx(t), client.CacheConfig{Shards: shards}); err != nil {
+	if err := nd.dial(t).Cache(client.CacheName{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name}).Create(testCtx(t), client.CacheConfig{Shards: shards}); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range c.brokers {
@@ -46,7 +46,7 @@ func TestAValueWrittenThroughOneBrokerIsReadableThroughEveryOther(t *testing.T) 
 	ctx := testCtx(t)
 	caches := make([]*client.Cache, len(c.brokers))
 	for i, nd := range c.brokers {
-		caches[i] = nd.dial(t).Cache(id.Tenant, id.Namespace, id.Name)
+		caches[i] = nd.dial(t).Cache(client.CacheName{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name})
 	}
 	for k := range keys {
 		key := keyFor(fmt.Sprintf("key%d", k), k%shards, shards)
@@ -88,8 +88,8 @@ func TestTwoBrokersWritingOneKeyDoNotDiverge(t *testing.T) {
 	id := createClusterCache(t, c, c.brokers[0], 1)
 	ctx := testCtx(t)
 	caches := []*client.Cache{
-		c.brokers[0].dial(t).Cache(id.Tenant, id.Namespace, id.Name),
-		c.brokers[1].dial(t).Cache(id.Tenant, id.Namespace, id.Name),
+		c.brokers[0].dial(t).Cache(client.CacheName{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name}),
+		c.brokers[1].dial(t).Cache(client.CacheName{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name}),
 	}
 	key := []byte("contended")
 	wins, errs := raceBoth(ctx, caches, func(ctx context.Context, ca *client.Cache, i int) error {

@@ -12,7 +12,7 @@ import (
 // shard replicated three ways at Quorum, and the shard's leader; the
 // producer's first batch ("first", two records) has landed after
 // "ready-0", at the offset returned.
-func replicatedProducer(t *testing.T) (*testCluster, *client.ClusterClient, *ackDropper, *client.Producer, client.Stream, *node, uint64) {
+func replicatedProducer(t *testing.T) (*testCluster, *client.ClusterClient, *ackDropper, *client.Producer, client.Stream, *node, int64) {
 	t.Helper()
 	c := startLeasedCluster(t, 3)
 	drop := newAckDropper()
@@ -27,7 +27,7 @@ func replicatedProducer(t *testing.T) (*testCluster, *client.ClusterClient, *ack
 }
 
 // shardNext is shard 0's next offset as its leader nd reports it.
-func shardNext(t *testing.T, cc *client.ClusterClient, nd *node, s client.Stream) uint64 {
+func shardNext(t *testing.T, cc *client.ClusterClient, nd *node, s client.Stream) int64 {
 	t.Helper()
 	b, err := cc.Broker(nd.addr())
 	if err != nil {

@@ -89,7 +89,7 @@ func TestAPublishToANonOwnerIsStillForwarded(t *testing.T) {
 		if err != nil {
 			t.Fatalf("publish %d through %s: %v", i, other.id, err)
 		}
-		if pos.Shard != 0 || pos.Offset != uint64(i) {
+		if pos.Shard != 0 || pos.Offset != int64(i) {
 			t.Fatalf("publish %d acknowledged at %+v, want shard 0 offset %d", i, pos, i)
 		}
 		st, _ := leader.eng.Stream(id)
@@ -166,7 +166,7 @@ func TestASubscribeToANonOwnerIsRedirected(t *testing.T) {
 	ca := createClusterCache(t, c, other, 1)
 	owner := c.leader(cacheOwnership(ca), 0)
 	away := c.other(cacheOwnership(ca), 0)
-	_, err = away.dial(t).Cache(ca.Tenant, ca.Namespace, ca.Name).Watch(testCtx(t), []byte("k"))
+	_, err = away.dial(t).Cache(client.CacheName{Tenant: ca.Tenant, Namespace: ca.Namespace, Name: ca.Name}).Watch(testCtx(t), []byte("k"))
 	wantRedirect(t, "cache watch", err, owner)
 }
 

@@ -31,20 +31,20 @@ func TestAShardedSubscriptionReceivesEveryRecord(t *testing.T) {
 			}
 		}
 	}
-	next := map[uint32]uint64{}
+	next := map[int]int64{}
 	for range shards * perShard {
 		ev, err := sub.Next(testCtx(t))
 		if err != nil {
 			t.Fatalf("after %v: %v", next, err)
 		}
 		want := fmt.Sprintf("%d/%d", ev.Shard, ev.Offset)
-		if ev.Offset != next[ev.Shard] || string(ev.Value) != want || engine.ShardFor(ev.Key, shards) != int(ev.Shard) {
+		if ev.Offset != next[ev.Shard] || string(ev.Value) != want || engine.ShardFor(ev.Key, shards) != ev.Shard {
 			t.Fatalf("shard %d offset %d holds %q (key %q); want offset %d holding %q", ev.Shard, ev.Offset, ev.Value, ev.Key, next[ev.Shard], want)
 		}
 		next[ev.Shard]++
 	}
 	for i := range shards {
-		if next[uint32(i)] != perShard {
+		if next[i] != perShard {
 			t.Fatalf("per shard: %v, want %d each", next, perShard)
 		}
 	}
@@ -58,10 +58,10 @@ func TestAnUnreachableShardRefusesTheSubscription(t *testing.T) {
 	s := clusterStream(t, c, c.brokers[0], client.StreamConfig{Shards: shards})
 	id := streamID(s)
 	var gone *node
-	var lost []uint32
+	var lost []int
 	for i := range shards {
 		if l := c.leader(id, i); l != c.brokers[0] && (gone == nil || l == gone) {
-			gone, lost = l, append(lost, uint32(i))
+			gone, lost = l, append(lost, i)
 		}
 	}
 	if gone == nil || len(lost) == shards {

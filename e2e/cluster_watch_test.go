@@ -47,7 +47,7 @@ func TestAClusterWatchIsOpenedAgainWhereItStopped(t *testing.T) {
 	away := c.other(cacheOwnership(id), 0)
 	rec := &connRecorder{}
 	cc := dialCluster(t, []string{away.addr()}, rec.option())
-	ca := cc.Cache(id.Tenant, id.Namespace, id.Name)
+	ca := cc.Cache(client.CacheName{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name})
 	ctx := testCtx(t)
 	w, err := ca.Watch(ctx, []byte("k"))
 	if err != nil {

@@ -32,7 +32,7 @@ func TestAResumedSubscriptionIsGaplessUnderConcurrentPublishes(t *testing.T) {
 		}
 		published <- nil
 	}()
-	next := uint64(0)
+	next := int64(0)
 	opts := client.SubscribeOptions{Start: client.FromEarliest(), Buffer: 4 * chunk}
 	for resumes := 0; next < total; resumes++ {
 		sb, err := sub.Subscribe(ctx, s, 0, opts)
@@ -104,7 +104,7 @@ func TestASlowSubscriberIsDroppedWhileThePublisherKeepsItsRate(t *testing.T) {
 	}
 	withSlow := publishKiB(t, c, s, total) // acknowledged while the subscriber reads nothing
 	t.Logf("publishing %d KiB took %v alone and %v beside a subscriber that reads nothing", total, alone, withSlow)
-	var next uint64 = total
+	var next int64 = total
 	var end error
 	for ev, err := range sb.Events(ctx) {
 		if err != nil {
@@ -162,7 +162,7 @@ func TestADropIsVisibleAsAnOffsetGap(t *testing.T) {
 		delivered++
 		missed += ev.Missed
 		if bytes.Equal(ev.Value, []byte("marker")) {
-			if delivered+missed != ev.Offset+1 {
+			if delivered+missed != uint64(ev.Offset)+1 {
 				t.Fatalf("%d delivered + %d missed != %d offsets up to the marker", delivered, missed, ev.Offset+1)
 			}
 			break

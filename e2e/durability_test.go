@@ -83,7 +83,7 @@ func TestAnOnCommitAcknowledgementSurvivesACrash(t *testing.T) {
 	defer sub.Close()
 	for i := range n {
 		ev, err := sub.Next(ctx)
-		if err != nil || ev.Offset != uint64(i) || string(ev.Value) != fmt.Sprintf("r%d", i) {
+		if err != nil || ev.Offset != int64(i) || string(ev.Value) != fmt.Sprintf("r%d", i) {
 			t.Fatalf("after the crash, offset %d: %d %q %v", i, ev.Offset, ev.Value, err)
 		}
 	}
@@ -120,7 +120,7 @@ func TestAZeroConfigCacheIsDurable(t *testing.T) {
 	}
 	b.restart()
 	n := ca.Name()
-	if it, err := b.client().Cache(n.Tenant, n.Namespace, n.Name).Get(ctx, []byte("k")); err != nil || string(it.Value) != "v" {
+	if it, err := b.client().Cache(client.CacheName{Tenant: n.Tenant, Namespace: n.Namespace, Name: n.Name}).Get(ctx, []byte("k")); err != nil || string(it.Value) != "v" {
 		t.Fatalf("the cache after a restart: %+v %v", it, err)
 	}
 }

@@ -45,8 +45,8 @@ func (f *groupFixture) publish(t *testing.T, from, n int) {
 	}
 }
 
-func offsetsOf(ms []client.Message) []uint64 {
-	out := make([]uint64, len(ms))
+func offsetsOf(ms []client.Message) []int64 {
+	out := make([]int64, len(ms))
 	for i, m := range ms {
 		out[i] = m.Offset
 	}
@@ -79,7 +79,7 @@ func TestAClaimedRecordGoesToOneConsumerOverTheWire(t *testing.T) {
 	a := f.c.Group(f.stream, 0, "billing", client.WithConsumer("a"))
 	b := f.c.Group(f.stream, 0, "billing", client.WithConsumer("b"))
 	got := poll(t, a, 10)
-	if !slices.Equal(offsetsOf(got), []uint64{0, 1, 2}) || string(got[1].Value) != "r1" || got[0].Deliveries != 1 {
+	if !slices.Equal(offsetsOf(got), []int64{0, 1, 2}) || string(got[1].Value) != "r1" || got[0].Deliveries != 1 {
 		t.Fatalf("a's poll: %+v", got)
 	}
 	if more := poll(t, b, 10); len(more) != 0 {
@@ -104,7 +104,7 @@ func TestTwoConsumersRacingShareEveryRecordOnce(t *testing.T) {
 	const n = 400
 	f.publish(t, 0, n)
 	var mu sync.Mutex
-	seen := map[uint64]string{}
+	seen := map[int64]string{}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for _, name := range []string{"left", "right"} {
@@ -130,7 +130,7 @@ func TestTwoConsumersRacingShareEveryRecordOnce(t *testing.T) {
 
 // drain polls and acks until the group has handed out n records in all;
 // a record handed out twice is an error.
-func drain(t *testing.T, g *client.Group, name string, mu *sync.Mutex, seen map[uint64]string, n int) error {
+func drain(t *testing.T, g *client.Group, name string, mu *sync.Mutex, seen map[int64]string, n int) error {
 	ctx := testCtx(t)
 	for {
 		mu.Lock()
@@ -196,7 +196,7 @@ func TestANackWithADelayRedeliversAfterItOverTheWire(t *testing.T) {
 	if err := g.Nack(testCtx(t), 10*time.Second, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := poll(t, g, 5); !slices.Equal(offsetsOf(got), []uint64{1}) {
+	if got := poll(t, g, 5); !slices.Equal(offsetsOf(got), []int64{1}) {
 		t.Fatalf("during the delay: %v", offsetsOf(got))
 	}
 	if info := describe(t, g); info.Owed != 1 || info.Nacked != 1 {
@@ -251,7 +251,7 @@ func TestARestartRedeliversTheInFlightSetOverTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(offsetsOf(got), []uint64{1, 2}) || got[0].Deliveries != 1 {
+	if !slices.Equal(offsetsOf(got), []int64{1, 2}) || got[0].Deliveries != 1 {
 		t.Fatalf("after the restart: %+v", got)
 	}
 	if info := describe(t, g); info.Cursor != 1 {
@@ -275,7 +275,7 @@ func TestDeadLettersAndRedriveOverTheWire(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := poll(t, g, 5); !slices.Equal(offsetsOf(got), []uint64{1}) {
+	if got := poll(t, g, 5); !slices.Equal(offsetsOf(got), []int64{1}) {
 		t.Fatalf("after the dead letter: %v", offsetsOf(got))
 	}
 	if err := g.Ack(ctx, 1); err != nil {
@@ -388,7 +388,7 @@ func TestDescribeReportsRetentionSkipsOverTheWire(t *testing.T) {
 		t.Fatal("retention removed nothing; the test needs it to")
 	}
 	gi := describe(t, g)
-	if gi.RetentionSkipped != first || gi.Cursor != first || gi.EndOffset != 200 || gi.Lag != 200-first || gi.NextOffset != first {
+	if gi.RetentionSkipped != uint64(first) || gi.Cursor != first || gi.EndOffset != 200 || gi.Lag != uint64(200-first) || gi.NextOffset != first {
 		t.Fatalf("describe after retention removed %d records: %+v", first, gi)
 	}
 	names, err := c.ListGroups(testCtx(t), s, 0)

@@ -41,7 +41,7 @@ func waitRecords(t *testing.T, c *client.Client, s client.Stream, n int) {
 }
 
 // shardEnd is the next offset of shard 0, as the broker reports it.
-func shardEnd(t *testing.T, c *client.Client, s client.Stream) uint64 {
+func shardEnd(t *testing.T, c *client.Client, s client.Stream) int64 {
 	t.Helper()
 	info, err := c.DescribeStream(testCtx(t), s)
 	if err != nil {

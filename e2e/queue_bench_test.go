@@ -130,7 +130,7 @@ type drainers struct {
 func (d *drainers) readSubscription(b *testing.B, target int64) time.Duration {
 	ctx := testCtx(b)
 	began := time.Now()
-	sub, err := d.c.Subscribe(ctx, d.stream, 0, client.SubscribeOptions{Start: client.FromOffset(uint64(d.subRead))})
+	sub, err := d.c.Subscribe(ctx, d.stream, 0, client.SubscribeOptions{Start: client.FromOffset(d.subRead)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func (d *drainers) consume(b *testing.B, g *client.Group, target int64) {
 		if len(ms) == 0 {
 			return // everything published is handed out (or held by the others)
 		}
-		offsets := make([]uint64, len(ms))
+		offsets := make([]int64, len(ms))
 		for i, m := range ms {
 			offsets[i] = m.Offset
 		}

@@ -18,14 +18,14 @@ func TestKeysSpreadRecordsAcrossShards(t *testing.T) {
 	c := b.dial(t)
 	ctx := testCtx(t)
 	s := createStream(t, c, client.StreamConfig{Shards: shards})
-	perShard := make([]uint64, shards)
+	perShard := make([]int64, shards)
 	for i := range 200 {
 		key := fmt.Appendf(nil, "user-%d", i)
 		pos, err := c.Publish(ctx, s, []byte("v"), client.WithKey(key))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := engine.ShardFor(key, shards); int(pos.Shard) != want {
+		if want := engine.ShardFor(key, shards); pos.Shard != want {
 			t.Fatalf("key %s landed on shard %d, want %d", key, pos.Shard, want)
 		}
 		if pos.Offset != perShard[pos.Shard] {
@@ -56,8 +56,8 @@ func TestOneKeyAlwaysLandsOnOneShard(t *testing.T) {
 	ctx := testCtx(t)
 	s := createStream(t, c, client.StreamConfig{Shards: shards})
 	key := []byte("user-42")
-	want := uint32(engine.ShardFor(key, shards))
-	sub, err := c.Subscribe(ctx, s, int(want), client.SubscribeOptions{Start: client.FromEarliest()})
+	want := engine.ShardFor(key, shards)
+	sub, err := c.Subscribe(ctx, s, want, client.SubscribeOptions{Start: client.FromEarliest()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestOneKeyAlwaysLandsOnOneShard(t *testing.T) {
 		sent = append(sent, v)
 		return v
 	}
-	check := func(shard uint32) {
+	check := func(shard int) {
 		t.Helper()
 		if shard != want {
 			t.Fatalf("key %s landed on shard %d, want %d", key, shard, want)
@@ -146,13 +146,13 @@ func TestAKeyedPublishNegotiatesTheBinaryFrame(t *testing.T) {
 	b := newBroker(t)
 	ctx := testCtx(t)
 	key := []byte("user-7")
-	want := uint32(engine.ShardFor(key, shards))
+	want := engine.ShardFor(key, shards)
 
 	binaryDial, binaryConn := recordingDialer()
 	withKeyed := b.dial(t, binaryDial)
 	s := createStream(t, withKeyed, client.StreamConfig{Shards: shards})
 	sess, err := withKeyed.Session(ctx)
-	if err != nil || !sess.Features.Has(wire.FeaturePublishKeyed) {
+	if err != nil || !sess.Features.Has(client.FeaturePublishKeyed) {
 		t.Fatalf("session features %v (%v), want publish_keyed", sess.Features, err)
 	}
 	m := b.metrics()
@@ -169,12 +169,12 @@ func TestAKeyedPublishNegotiatesTheBinaryFrame(t *testing.T) {
 	}
 
 	jsonDial, jsonConn := recordingDialer()
-	withoutKeyed := b.dial(t, jsonDial, client.WithFeatures(wire.FeatureBinaryPublish))
+	withoutKeyed := b.dial(t, jsonDial, client.WithFeatures(client.FeatureBinaryPublish))
 	sess, err = withoutKeyed.Session(ctx)
-	if err != nil || sess.Features.Has(wire.FeaturePublishKeyed) {
+	if err != nil || sess.Features.Has(client.FeaturePublishKeyed) {
 		t.Fatalf("session features %v (%v), want no publish_keyed", sess.Features, err)
 	}
-	sub, err := withoutKeyed.Subscribe(ctx, s, int(want), client.SubscribeOptions{Start: client.FromEarliest()})
+	sub, err := withoutKeyed.Subscribe(ctx, s, want, client.SubscribeOptions{Start: client.FromEarliest()})
 	if err != nil {
 		t.Fatal(err)
 	}

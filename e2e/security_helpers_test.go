@@ -148,7 +148,7 @@ func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
 
 // nextOffset is where shard 0 of a stream stands, asked with a token that
 // may describe it: how a test sees that a refused record did not land.
-func nextOffset(t testing.TB, c *client.Client, s client.Stream) uint64 {
+func nextOffset(t testing.TB, c *client.Client, s client.Stream) int64 {
 	t.Helper()
 	info, err := c.DescribeStream(testCtx(t), s)
 	if err != nil {

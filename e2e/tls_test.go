@@ -62,7 +62,7 @@ func TestTLSRoundTripWithPublishAndSubscribe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for want := uint64(0); want < info.Shards[shard].NextOffset; want++ {
+		for want := int64(0); want < info.Shards[shard].NextOffset; want++ {
 			ev, err := sub.Next(testCtx(t))
 			if err != nil {
 				t.Fatal(err)

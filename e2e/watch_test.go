@@ -61,7 +61,7 @@ func TestARetainedWatchThroughTheClientSyncsThenGoesLive(t *testing.T) {
 	ca := newCache(t, b.client(), "r", client.CacheConfig{})
 	ca.Put(ctx, []byte("cfg/a"), []byte("1"))
 	ca.Put(ctx, []byte("cfg/b"), []byte("2"))
-	w, err := ca.WatchRetained(ctx, []byte("cfg/"), client.PrefixOnShard(0))
+	w, err := ca.WatchRetained(ctx, []byte("cfg/"), client.WithPrefixOnShard(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestAWatchResumedFromACompactedOffsetResetsThroughTheClient(t *testing.T) {
 	if _, err := c.Compact(); err != nil {
 		t.Fatal(err)
 	}
-	w, err := ca.Watch(ctx, []byte("k"), client.ResumeAt(0))
+	w, err := ca.Watch(ctx, []byte("k"), client.WithResumeAt(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestALaggedWatchThroughTheClientResumesWithNoGap(t *testing.T) {
 	})
 	ctx := testCtx(t)
 	ca := newCache(t, b.client(), "lag", client.CacheConfig{})
-	w, err := ca.Watch(ctx, []byte("k"), client.WatchBuffer(4))
+	w, err := ca.Watch(ctx, []byte("k"), client.WithWatchBuffer(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestAResumedWatchThroughTheClientIsGaplessUnderConcurrentWrites(t *testing.
 	var written []int64
 	var wg sync.WaitGroup
 	for i := range writers {
-		wc := b.client().Cache("acme", "prod", "gapless")
+		wc := b.client().Cache(client.CacheName{Tenant: "acme", Namespace: "prod", Name: "gapless"})
 		wg.Go(func() {
 			for j := range each {
 				w, err := wc.Put(ctx, []byte("k"), fmt.Appendf(nil, "%d-%d", i, j))
@@ -218,7 +218,7 @@ func TestAResumedWatchThroughTheClientIsGaplessUnderConcurrentWrites(t *testing.
 	var got []int64
 	resume := int64(0)
 	for len(got) < writers*each {
-		w, err := ca.Watch(ctx, []byte("k"), client.ResumeAt(resume))
+		w, err := ca.Watch(ctx, []byte("k"), client.WithResumeAt(resume))
 		if err != nil {
 			t.Fatal(err)
 		}

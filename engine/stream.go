@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/felixbroker/felix/engine/shardlog"
-	"github.com/zeebo/xxh3"
+	"github.com/felixbroker/felix/netio/wire"
 )
 
 // Stream is an open stream: its catalog entry and its shards.
@@ -98,10 +98,6 @@ func (s *Stream) appendRefusal(sh *Shard, err error) error {
 // shard count stays the same.
 func (s *Stream) ShardFor(key []byte) int { return ShardFor(key, len(s.slots)) }
 
-// ShardFor is the routing rule, for clients and tools that route alone.
-func ShardFor(key []byte, shards int) int {
-	if len(key) == 0 || shards <= 1 {
-		return 0
-	}
-	return int(xxh3.Hash(key) % uint64(shards))
-}
+// ShardFor is the routing rule, for code that routes alone: the
+// protocol's, wire.ShardFor, which is its one definition.
+func ShardFor(key []byte, shards int) int { return wire.ShardFor(key, shards) }

@@ -152,7 +152,7 @@ func createCache(t *testing.T, s settings) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	err = c.Cache(string(benchCache.Tenant), string(benchCache.Namespace), string(benchCache.Cache)).
+	err = c.Cache(client.CacheName{Tenant: string(benchCache.Tenant), Namespace: string(benchCache.Namespace), Name: string(benchCache.Cache)}).
 		Create(ctx, client.CacheConfig{Shards: s.shards})
 	if err != nil && !errors.Is(err, client.ErrAlreadyExists) {
 		t.Fatal(err)

@@ -38,14 +38,14 @@ func Cache(ctx context.Context, t Target, s Spec, c CacheShape, b *Baselines) ([
 	}
 	defer closeAll(clients)
 	name := t.fresh("cache")
-	if err := clients[0].Cache(name.Tenant, name.Namespace, name.Name).Create(ctx,
+	if err := clients[0].Cache(client.CacheName(name)).Create(ctx,
 		client.CacheConfig{Shards: 1, Fsync: clientFsync(s.Fsync)}); err != nil {
 		return nil, fmt.Errorf("felix/bench/workload: creating cache %s: %w", name, err)
 	}
 	defer dropCache(clients[0], name)
 	ops := &brokerCache{ctx: ctx}
 	for _, cl := range clients {
-		ops.caches = append(ops.caches, cl.Cache(name.Tenant, name.Namespace, name.Name))
+		ops.caches = append(ops.caches, cl.Cache(client.CacheName(name)))
 	}
 	rs, err := measureCache(ctx, s, c, ops, cacheParams(s, c))
 	if err != nil {
@@ -62,7 +62,7 @@ func Cache(ctx context.Context, t Target, s Spec, c CacheShape, b *Baselines) ([
 func dropCache(c *client.Client, name client.Stream) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = c.Cache(name.Tenant, name.Namespace, name.Name).Drop(ctx)
+	_ = c.Cache(client.CacheName(name)).Drop(ctx)
 }
 
 // brokerCache sends worker w's operations on connection w mod

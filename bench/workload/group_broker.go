@@ -89,7 +89,7 @@ type brokerGroups struct {
 	stream  client.Stream
 	sync    bool
 	groups  []*client.Group
-	offsets [][]uint64
+	offsets [][]int64
 	acks    []*client.AckFuture
 }
 

@@ -43,7 +43,7 @@ func (a *cacheArg) open(ctx context.Context) (*client.ClusterClient, *client.Clu
 	if err != nil {
 		return nil, nil, err
 	}
-	return cl, cl.Cache(s.Tenant, s.Namespace, s.Name), nil
+	return cl, cl.Cache(client.CacheName(s)), nil
 }
 
 // run dials the broker, calls do with the cache's handle within the
@@ -266,10 +266,10 @@ func (c *cacheWatchCmd) Run() error {
 	defer cl.Close()
 	var opts []client.WatchOption
 	if c.Prefix {
-		opts = append(opts, client.PrefixOnShard(c.Shard))
+		opts = append(opts, client.WithPrefixOnShard(c.Shard))
 	}
 	if c.From != nil {
-		opts = append(opts, client.ResumeAt(*c.From))
+		opts = append(opts, client.WithResumeAt(*c.From))
 	}
 	start := ca.Watch
 	if c.Retained {

@@ -74,12 +74,12 @@ func TestCacheWatchPrintsEachEventOnALine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ca := cl.Cache("acme", "prod", "w")
+	ca := cl.Cache(client.CacheName{Tenant: "acme", Namespace: "prod", Name: "w"})
 	if err := ca.Create(ctx, client.CacheConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	ca.Put(ctx, []byte("cfg/a"), []byte("1"))
-	w, err := ca.WatchRetained(ctx, []byte("cfg/"), client.PrefixOnShard(0))
+	w, err := ca.WatchRetained(ctx, []byte("cfg/"), client.WithPrefixOnShard(0))
 	if err != nil {
 		t.Fatal(err)
 	}

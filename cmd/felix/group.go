@@ -82,7 +82,7 @@ func (c *groupPollCmd) Run() error {
 			len(ms), c.Consumer, c.Stream, c.Group, offsetList(ms))
 		return nil
 	}
-	offsets := make([]uint64, len(ms))
+	offsets := make([]int64, len(ms))
 	for i, m := range ms {
 		offsets[i] = m.Offset
 	}
@@ -90,8 +90,8 @@ func (c *groupPollCmd) Run() error {
 }
 
 type messageJSON struct {
-	Shard      uint32    `json:"shard"`
-	Offset     uint64    `json:"offset"`
+	Shard      int       `json:"shard"`
+	Offset     int64     `json:"offset"`
 	Deliveries uint32    `json:"deliveries"`
 	Time       time.Time `json:"time"`
 	Key        string    `json:"key,omitempty"`
@@ -124,14 +124,14 @@ func offsetList(ms []client.Message) string {
 		if i > 0 {
 			out += " "
 		}
-		out += strconv.FormatUint(m.Offset, 10)
+		out += strconv.FormatInt(m.Offset, 10)
 	}
 	return out
 }
 
 type groupAckCmd struct {
 	groupFlags
-	Offsets []uint64      `arg:"" help:"Offsets to ack."`
+	Offsets []int64       `arg:"" help:"Offsets to ack."`
 	Nack    bool          `help:"Give the records back instead: owed again after --delay."`
 	Delay   time.Duration `help:"With --nack: how long before the records are owed again." default:"0s"`
 }
@@ -233,8 +233,8 @@ func printGroupInfo(out io.Writer, info client.GroupInfo) {
 
 type groupDeadCmd struct {
 	groupFlags
-	After *uint64 `help:"List from the first dead letter after this offset."`
-	Limit int     `help:"Most dead letters to list (0: the broker's page, 1000)." default:"0"`
+	After *int64 `help:"List from the first dead letter after this offset."`
+	Limit int    `help:"Most dead letters to list (0: the broker's page, 1000)." default:"0"`
 }
 
 func (c *groupDeadCmd) Run() error {
@@ -266,7 +266,7 @@ func (c *groupDeadCmd) Run() error {
 
 type groupRedriveCmd struct {
 	groupFlags
-	Offsets []uint64 `arg:"" optional:"" help:"Dead letters to redrive (none: every one)."`
+	Offsets []int64 `arg:"" optional:"" help:"Dead letters to redrive (none: every one)."`
 }
 
 func (c *groupRedriveCmd) Run() error {

@@ -151,16 +151,16 @@ func parseStart(s string) (client.Start, error) {
 	case "earliest":
 		return client.FromEarliest(), nil
 	}
-	off, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
+	off, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || off < 0 {
 		return client.Start{}, fmt.Errorf("--from %q: latest, earliest or an offset", s)
 	}
 	return client.FromOffset(off), nil
 }
 
 type eventJSON struct {
-	Shard  uint32    `json:"shard"`
-	Offset uint64    `json:"offset"`
+	Shard  int       `json:"shard"`
+	Offset int64     `json:"offset"`
 	Time   time.Time `json:"time"`
 	Key    string    `json:"key,omitempty"`
 	Value  string    `json:"value"`

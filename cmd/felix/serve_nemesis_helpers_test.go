@@ -397,7 +397,7 @@ func (h *history) invoke(process int, s client.Stream, value string) check.Handl
 func (h *history) complete(op check.Handle, pos client.Position, err error) {
 	switch {
 	case err == nil:
-		op.Ok(h.now(), check.Published{Offset: pos.Offset})
+		op.Ok(h.now(), check.Published{Offset: uint64(pos.Offset)})
 	case !client.Ambiguous(err):
 		op.Fail(h.now(), err.Error())
 	default:
@@ -555,7 +555,7 @@ func (c *nemesisCluster) checkShard(ctx context.Context, h *history, s client.St
 		sent[a.value] = a
 		if a.err == nil {
 			acked++
-			last = max(last, a.pos.Offset)
+			last = max(last, uint64(a.pos.Offset))
 			if a.pos.Shard != 0 {
 				t.Fatalf("%q acknowledged on shard %d of a stream of one shard", a.value, a.pos.Shard)
 			}
@@ -610,8 +610,8 @@ func (c *nemesisCluster) readShard(ctx context.Context, h *history, s client.Str
 			t.Fatalf("reading shard 0 at its leader %s, after offset %d (%d records read), up to %d, the last acknowledged: %v",
 				leader, top, len(records), last, err)
 		}
-		records = append(records, check.Record{Offset: ev.Offset, Value: string(ev.Value)})
-		top = max(top, ev.Offset)
+		records = append(records, check.Record{Offset: uint64(ev.Offset), Value: string(ev.Value)})
+		top = max(top, uint64(ev.Offset))
 	}
 	op.Ok(h.now(), check.Delivered{Records: records})
 	return records

@@ -123,19 +123,19 @@ func TestThreeServeProcessesAreOneCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if next := info.Shards[sh].NextOffset; next != uint64(perShard[sh]) {
+		if next := info.Shards[sh].NextOffset; next != int64(perShard[sh]) {
 			t.Fatalf("shard %d: its leader %s's next offset is %d, %d records were acknowledged on it", sh, si.LeaderID, next, perShard[sh])
 		}
 		sub, err := c.Subscribe(ctx, s, sh, client.SubscribeOptions{Start: client.FromEarliest()})
 		if err != nil {
 			t.Fatalf("subscribe to shard %d at its leader %s: %v", sh, si.LeaderID, err)
 		}
-		for off := range uint64(perShard[sh]) {
+		for off := range int64(perShard[sh]) {
 			ev, err := sub.Next(ctx)
 			if err != nil {
 				t.Fatalf("shard %d at %s: after %d records: %v", sh, si.LeaderID, off, err)
 			}
-			want, ok := acked[client.Position{Shard: uint32(sh), Offset: ev.Offset}]
+			want, ok := acked[client.Position{Shard: sh, Offset: ev.Offset}]
 			if ev.Offset != off || ev.Missed != 0 || !ok || string(ev.Key) != want.key || string(ev.Value) != want.value {
 				t.Fatalf("shard %d at %s: read %q (key %q) at offset %d (missed %d), want %q (key %q) at %d",
 					sh, si.LeaderID, ev.Value, ev.Key, ev.Offset, ev.Missed, want.value, want.key, off)
