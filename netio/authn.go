@@ -223,12 +223,22 @@ func (s *Server) AuthorizeForwarded(credential []byte, action Action, res Resour
 	}
 	p, err := a.Authenticate(credential)
 	if err != nil {
+		s.authRefused("a forwarded request's credential", "", "", err)
 		return refusal(err, wire.CodeUnauthenticated)
 	}
 	if err := p.Allow(action, res); err != nil {
 		return refusal(err, wire.CodeForbidden)
 	}
 	return nil
+}
+
+// authRefused counts and logs a credential that did not verify: what
+// presented it (remote and client, when known) and why. The broker's
+// logger throttles repeats, so a client retrying a bad token costs a line
+// now and then, not one per attempt.
+func (s *Server) authRefused(what, remote, client string, err error) {
+	s.cfg.Metrics.AuthRefused.Add(1)
+	s.cfg.Logger.Warn("authentication refused", "what", what, "remote", remote, "client", client, "err", err)
 }
 
 // AuthMetrics count what authorization and quotas did. Safe for

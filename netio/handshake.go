@@ -27,6 +27,7 @@ func (c *conn) handshake(f wire.Frame) {
 	if auth := c.s.cfg.Authenticator; auth != nil {
 		p, err := auth.Authenticate(h.Token)
 		if err != nil {
+			c.s.authRefused("a client's HELLO", c.remote, string(h.ClientName), err)
 			c.refuseHello(f.RequestID, refusal(err, wire.CodeUnauthenticated))
 			return
 		}

@@ -3,6 +3,9 @@ package netio
 import (
 	"bytes"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/felixbroker/felix/netio/wire"
@@ -76,11 +79,22 @@ func (namedPrincipal) Allow(_ Action, r Resource) error {
 }
 
 func TestTheAuthenticatorIsAskedAtHelloAndEveryOperationIsChecked(t *testing.T) {
-	b := startBroker(t, func(c *Config) { c.Authenticator = tokenAuth{} })
+	var logged lockedBuffer
+	b := startBroker(t, func(c *Config) {
+		c.Authenticator = tokenAuth{}
+		c.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	})
 	bad := b.dial()
-	bad.send(wire.AppendHello(nil, 1, wire.Hello{VersionMin: 1, VersionMax: 1, Token: []byte("nope")}))
+	bad.send(wire.AppendHello(nil, 1, wire.Hello{VersionMin: 1, VersionMax: 1, Token: []byte("nope"), ClientName: []byte("intruder")}))
 	bad.expectError(wire.CodeUnauthenticated, 1)
 	bad.expectClosed()
+	if n := b.s.cfg.Metrics.AuthRefused.Load(); n != 1 {
+		t.Errorf("%d refused authentications counted, want 1", n)
+	}
+	if line := logged.String(); !strings.Contains(line, "authentication refused") || !strings.Contains(line, "client=intruder") ||
+		!strings.Contains(line, "bad token") || !strings.Contains(line, "remote=127.0.0.1:") {
+		t.Errorf("the refused HELLO was logged as %q", line)
+	}
 
 	secret := b.createStream("secret", 1)
 	open := b.createStream("open", 1)
@@ -99,4 +113,23 @@ func TestTheAuthenticatorIsAskedAtHelloAndEveryOperationIsChecked(t *testing.T) 
 	}
 	c.send(wire.AppendPublish(nil, 11, open, wire.AckPerBatch, wire.Record{Value: []byte("x")}))
 	ackOf(t, c.read())
+}
+
+// lockedBuffer is a bytes.Buffer a logger writes from the loops while the
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

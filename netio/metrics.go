@@ -17,7 +17,11 @@ type Metrics struct {
 	// HandshakesFailed counts connections refused at HELLO (bad version,
 	// token, or a frame before it) and those that timed out before it.
 	HandshakesFailed atomic.Uint64
-	IdleTimeouts     atomic.Uint64
+	// AuthRefused counts credentials that did not verify: a HELLO's token
+	// (bad signature, untrusted key, expired, malformed) and a forwarded
+	// request's, at the owner. Each is logged too (throttled).
+	AuthRefused  atomic.Uint64
+	IdleTimeouts atomic.Uint64
 	// FramesRefused counts frames answered with ERROR and a close
 	// (malformed, oversized, unknown type).
 	FramesRefused atomic.Uint64

@@ -128,6 +128,8 @@ func registerNet(r *Registry, m *netio.Metrics) {
 	r.CounterFunc("felix_connections_opened_total", "Client connections accepted.", func() float64 { return u(m.ConnectionsOpened.Load()) })
 	r.CounterFunc("felix_connections_closed_total", "Client connections closed, for any reason.", func() float64 { return u(m.ConnectionsClosed.Load()) })
 	r.CounterFunc("felix_handshakes_failed_total", "Connections refused or timed out at HELLO.", func() float64 { return u(m.HandshakesFailed.Load()) })
+	r.CounterFunc("felix_auth_refused_total", "Credentials that did not verify: HELLO tokens and forwarded requests' (bad signature, untrusted key, expired, malformed).",
+		func() float64 { return u(m.AuthRefused.Load()) })
 	r.CounterFunc("felix_idle_timeouts_total", "Connections closed for being idle.", func() float64 { return u(m.IdleTimeouts.Load()) })
 	r.CounterFunc("felix_frames_refused_total", "Frames answered with an error and a close: malformed, oversized, unknown.", func() float64 { return u(m.FramesRefused.Load()) })
 	r.CounterFunc("felix_unread_answers_closes_total", "Connections closed because they sent requests and never read the answers.",
