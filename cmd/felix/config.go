@@ -86,11 +86,20 @@ func (s *settings) loadFile(path string) error {
 		}
 		st, ok := s.byKey[k]
 		if !ok {
-			return fmt.Errorf("config file %s: unknown key %q", path, k)
+			return fmt.Errorf("config file %s: unknown key %q%s", path, k, didYouMean(k, s.keys()))
 		}
 		st.value, st.source = fmt.Sprint(raw[k]), "file "+path
 	}
 	return nil
+}
+
+// keys are the settings' keys, in order.
+func (s *settings) keys() []string {
+	out := make([]string, len(s.list))
+	for i, st := range s.list {
+		out[i] = st.key
+	}
+	return out
 }
 
 func (s *settings) get(key string) string {

@@ -66,3 +66,19 @@ func TestTheSystemdUnitRunsACommandFelixTakes(t *testing.T) {
 		t.Errorf("the unit runs felix serve with --config %q, want %s", c.Serve.Config, installed)
 	}
 }
+
+// A config file's unknown key is refused with the setting it was likely
+// meant to be.
+func TestAnUnknownConfigKeyIsRefusedWithTheLikelyOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "felix.toml")
+	if err := os.WriteFile(path, []byte("segmnt-bytes = 1048576\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := serveSettings().loadFile(path)
+	if err == nil || !strings.Contains(err.Error(), `unknown key "segmnt-bytes" (did you mean "segment-bytes"?)`) {
+		t.Fatalf("loading a file with segmnt-bytes: %v", err)
+	}
+	if got := didYouMean("zzzz", serveSettings().keys()); got != "" {
+		t.Errorf("a key like no setting suggested %q", got)
+	}
+}
