@@ -35,6 +35,8 @@ type cli struct {
 	Token      tokenCmd         `cmd:"" help:"Make signing keys and issue tokens for brokers with authorization on."`
 	Bench      benchCmd         `cmd:"" help:"Measure Felix on this machine beside the disk's and the network's raw limits: fsync, log, pub, e2e, cache, group, matrix."`
 	VersionCmd versionCmd       `cmd:"" name:"version" help:"Print the version, the commit it was built from, and the Go toolchain."`
+	Completion completionCmd    `cmd:"" help:"Print a shell completion script: source <(felix completion bash), or zsh, or fish."`
+	Complete   completeCmd      `cmd:"" name:"__complete" hidden:"" help:"Answer a completion script: the candidates for the last word."`
 	Version    kong.VersionFlag `help:"Print the version and exit."`
 }
 
