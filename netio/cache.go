@@ -41,13 +41,13 @@ func init() {
 }
 
 // cacheFeatures are the cache bits a server with a cache store offers:
-// the cache, its watches (retained ones too) and, when the store keeps
-// its logs on disk, counters.
+// the cache, its watches (retained ones too), CACHE_DESCRIBE and, when
+// the store keeps its logs on disk, counters.
 func cacheFeatures(cfg *Config) wire.Features {
 	if cfg.Caches == nil {
 		return 0
 	}
-	f := wire.FeatureCache | wire.FeatureCacheWatch | wire.FeatureCacheWatchRetained
+	f := wire.FeatureCache | wire.FeatureCacheWatch | wire.FeatureCacheWatchRetained | wire.FeatureCacheDescribe
 	if cfg.Caches.Durable() {
 		f |= wire.FeatureCounters
 	}

@@ -146,7 +146,7 @@ func brokerOnly(t wire.Type) bool {
 		wire.TypePublishAck, wire.TypePublishIdempotentAck, wire.TypeProducerInitOK,
 		wire.TypeSubscribed, wire.TypeSubscriptionEnded, wire.TypeEventBatch,
 		wire.TypeStreamInfo, wire.TypeStreamListResult,
-		wire.TypeCacheValue, wire.TypeCacheWritten, wire.TypeWatchStarted, wire.TypeCacheWatchEvent,
+		wire.TypeCacheValue, wire.TypeCacheWritten, wire.TypeWatchStarted, wire.TypeCacheWatchEvent, wire.TypeCacheInfo,
 		wire.TypeWatchEnded, wire.TypeCounterValue, wire.TypeGroupRecords, wire.TypeGroupResult,
 		wire.TypeGroupInfo, wire.TypeGroupListResult, wire.TypeGroupDeadLettersResult, wire.TypeGroupRedriveResult,
 		wire.TypeForward:

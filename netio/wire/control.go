@@ -70,6 +70,8 @@ var controlTypes = map[Type]func() Control{
 	TypeWatchStarted:           func() Control { return new(WatchStarted) },
 	TypeWatchEnded:             func() Control { return new(WatchEnded) },
 	TypeCacheUnwatch:           func() Control { return new(CacheUnwatch) },
+	TypeCacheDescribe:          func() Control { return new(CacheDescribe) },
+	TypeCacheInfo:              func() Control { return new(CacheInfo) },
 	TypeGroupDescribe:          func() Control { return new(GroupDescribe) },
 	TypeGroupInfo:              func() Control { return new(GroupInfo) },
 	TypeGroupList:              func() Control { return new(GroupList) },

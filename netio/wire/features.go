@@ -43,17 +43,22 @@ const (
 	// FeatureDiscovery: BROKER_LIST, which names the other brokers of the
 	// cluster.
 	FeatureDiscovery Features = 0x0200
+	// FeatureCacheDescribe: CACHE_DESCRIBE and CACHE_INFO, which name a
+	// cache's shards and their leaders. A bit of its own because a broker
+	// without it does not know the frame type and would close the
+	// connection on it.
+	FeatureCacheDescribe Features = 0x0400
 
-	// FeaturesReserved are the bits kept for later versions (0x0400 up).
-	FeaturesReserved Features = ^Features(0x03FF)
+	// FeaturesReserved are the bits kept for later versions (0x0800 up).
+	FeaturesReserved Features = ^Features(0x07FF)
 	// FeaturesAll is every feature this package implements.
-	FeaturesAll Features = 0x03FF
+	FeaturesAll Features = 0x07FF
 )
 
 var featureNames = [...]string{
 	"binary_publish", "cache", "cache_watch", "cache_watch_retained",
 	"counters", "idempotent_producers", "publish_keyed", "consumer_groups",
-	"tls", "discovery",
+	"tls", "discovery", "cache_describe",
 }
 
 // Has reports whether every bit of want is in f.

@@ -150,7 +150,14 @@ func cacheCases() []goldenCase {
 	nothing := CacheWritten{Offset: ^uint64(0)}
 	shardWatch := CacheWatch{Cache: gCache, Key: []byte("sess-"), Prefix: true, Shard: 3}
 	resnap := WatchStarted{WatchID: 6, RetainedCount: 7, Resnapshot: true, StartOffset: 900, Shard: 3, Shards: 4}
+	describe := CacheDescribe{Cache: gCache}
+	info := CacheInfo{Cache: gCache, Config: CacheConfig{Shards: 2, ReplicationFactor: 3, Durable: true},
+		Shards: []CacheShardInfo{
+			{Shard: 0, LeaderID: "broker-1", LeaderAddr: "10.0.0.1:7117", Replicas: []string{"broker-1", "broker-2", "broker-3"}, Generation: 4},
+			{Shard: 1, Replicas: []string{"broker-2", "broker-3", "broker-1"}, Generation: 2}}}
 	return []goldenCase{
+		{"cache_describe", "", AppendControl(nil, 40, &describe), &describe},
+		{"cache_info", "shard 0 led by broker-1; shard 1 has no leader now", AppendControl(nil, 40, &info), &info},
 		{"cache_create_fsync", "4 shards, durable, fsync on commit", AppendControl(nil, 39, &create), &create},
 		{"cache_written_nothing", "a delete of a key with no live value: nothing appended, offset -1 as an i64",
 			AppendCacheWritten(nil, 34, nothing), &nothing},

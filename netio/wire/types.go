@@ -56,6 +56,8 @@ const (
 	TypeCacheWatchEvent Type = 0x0409
 	TypeWatchEnded      Type = 0x040A
 	TypeCacheUnwatch    Type = 0x040B
+	TypeCacheDescribe   Type = 0x040C
+	TypeCacheInfo       Type = 0x040D
 
 	TypeCounterAdd   Type = 0x0500
 	TypeCounterGet   Type = 0x0501
@@ -155,6 +157,8 @@ var typeList = []struct {
 	{TypeCacheWatchEvent, typeSpec{name: "CACHE_WATCH_EVENT", feature: FeatureCache | FeatureCacheWatch}},
 	{TypeWatchEnded, typeSpec{name: "WATCH_ENDED", feature: FeatureCache | FeatureCacheWatch, json: true}},
 	{TypeCacheUnwatch, typeSpec{name: "CACHE_UNWATCH", feature: FeatureCache | FeatureCacheWatch, json: true, bound: boundControl}},
+	{TypeCacheDescribe, typeSpec{name: "CACHE_DESCRIBE", feature: FeatureCache | FeatureCacheDescribe, json: true, bound: boundControl}},
+	{TypeCacheInfo, typeSpec{name: "CACHE_INFO", feature: FeatureCache | FeatureCacheDescribe, json: true}},
 
 	{TypeCounterAdd, typeSpec{name: "COUNTER_ADD", feature: FeatureCounters}},
 	{TypeCounterGet, typeSpec{name: "COUNTER_GET", feature: FeatureCounters}},
