@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -118,11 +119,14 @@ func printStreamInfo(info client.StreamInfo) {
 		fmt.Printf("  retention: max age %s, max bytes %d\n", c.Retention.MaxAge, c.Retention.MaxBytes)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SHARD\tLEADER\tGENERATION\tFIRST\tNEXT")
+	fmt.Fprintln(tw, "  SHARD\tLEADER\tREPLICAS\tGENERATION\tFIRST\tNEXT\tHELD")
 	for _, s := range info.Shards {
-		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%d\n", s.Shard, orDash(s.LeaderID), s.Generation, s.FirstOffset, s.NextOffset)
+		replicas := strings.Join(s.Replicas, ",")
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%d\t%d\t%d\n", s.Shard, orDash(s.LeaderID), orDash(replicas), s.Generation,
+			s.FirstOffset, s.NextOffset, max(s.NextOffset-s.FirstOffset, 0))
 	}
 	tw.Flush()
+	fmt.Printf("  %d shards; HELD is the offsets retention keeps (records, and a replicated shard's leader marks)\n", len(info.Shards))
 }
 
 func fsyncString(f client.Fsync) string {
