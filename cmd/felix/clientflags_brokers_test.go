@@ -25,7 +25,7 @@ func TestClientCommandsTakeSeveralBrokers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	contains(t, out, "[0] through-the-second")
+	contains(t, out, "[0:0] through-the-second")
 	_, err = runCLI(t, "stream", "list", "--brokers", dead, "--timeout", "2s")
 	if err == nil || !strings.Contains(err.Error(), dead) {
 		t.Fatalf("with only a dead broker: %v, want an error naming %s", err, dead)

@@ -26,7 +26,7 @@ func TestClientCommandsSpeakTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	contains(t, out, "[0] over-tls")
+	contains(t, out, "[0:0] over-tls")
 	if _, err := runCLI(t, "stream", "list", "--addr", addr, "--timeout", "2s"); err == nil {
 		t.Fatal("a plain dial of the TLS listener succeeded")
 	}

@@ -3,14 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"os/signal"
 	"strconv"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/felixbroker/felix/client"
 )
@@ -85,8 +88,8 @@ func ackMode(s string) client.AckMode {
 type subCmd struct {
 	brokerFlags
 	Stream string `arg:"" help:"[tenant/]namespace/name"`
-	Shard  int    `help:"Shard to read (a subscription reads one)." default:"0"`
-	From   string `help:"latest, earliest, or an offset." default:"latest"`
+	Shard  int    `help:"Read this shard only (default: every shard of the stream; each line names its shard)." default:"-1"`
+	From   string `help:"latest, earliest, or an offset (on every shard read)." default:"latest"`
 	Count  int    `help:"Stop after this many records (0: never)." default:"0"`
 	JSON   bool   `name:"json" help:"One JSON object a record."`
 }
@@ -102,17 +105,20 @@ func (c *subCmd) Run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cl, sub, err := c.subscribe(ctx, s, client.SubscribeOptions{Start: start})
+	cl, err := c.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	defer sub.Close()
-	fmt.Fprintf(os.Stderr, "subscribed to %s shard %d from offset %d\n", s, c.Shard, sub.FirstOffset())
+	events, closeSub, err := c.subscribe(ctx, cl, s, start)
+	if err != nil {
+		return err
+	}
+	defer closeSub()
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	n := 0
-	for ev, err := range sub.Events(ctx) {
+	for ev, err := range events {
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
 				return nil
@@ -128,20 +134,26 @@ func (c *subCmd) Run() error {
 	return nil
 }
 
-// subscribe subscribes through the cluster client, which goes to the
-// shard's leader (looked up, or named by the not_leader of the broker it
-// reached): in a cluster, any broker's address will do.
-func (c *subCmd) subscribe(ctx context.Context, s client.Stream, opts client.SubscribeOptions) (*client.ClusterClient, *client.Subscription, error) {
-	cl, err := c.dial(ctx)
+// subscribe opens the subscription through the cluster client, which goes
+// to each shard's leader (looked up, or named by the not_leader of the
+// broker it reached): in a cluster, any broker's address will do. Every
+// shard by default (SubscribeSharded: a lost shard is opened again while
+// the others go on), --shard N for one.
+func (c *subCmd) subscribe(ctx context.Context, cl *client.ClusterClient, s client.Stream, start client.Start) (iter.Seq2[client.Event, error], func() error, error) {
+	if c.Shard >= 0 {
+		sub, err := cl.Subscribe(ctx, s, c.Shard, client.SubscribeOptions{Start: start})
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(os.Stderr, "subscribed to %s shard %d from offset %d\n", s, c.Shard, sub.FirstOffset())
+		return sub.Events(ctx), sub.Close, nil
+	}
+	sub, err := cl.SubscribeSharded(ctx, s, client.ShardedOptions{Start: start})
 	if err != nil {
 		return nil, nil, err
 	}
-	sub, err := cl.Subscribe(ctx, s, c.Shard, opts)
-	if err != nil {
-		cl.Close()
-		return nil, nil, err
-	}
-	return cl, sub, nil
+	fmt.Fprintf(os.Stderr, "subscribed to every shard of %s from %s (lines are [shard:offset])\n", s, c.From)
+	return sub.Events(ctx), sub.Close, nil
 }
 
 func parseStart(s string) (client.Start, error) {
@@ -162,23 +174,46 @@ type eventJSON struct {
 	Shard  int       `json:"shard"`
 	Offset int64     `json:"offset"`
 	Time   time.Time `json:"time"`
-	Key    string    `json:"key,omitempty"`
-	Value  string    `json:"value"`
-	Missed uint64    `json:"missed,omitempty"`
+	bytesJSON
+	Missed uint64 `json:"missed,omitempty"`
+}
+
+// bytesJSON carries a record's key and value without loss: as text when
+// they are valid UTF-8, else in base64, which the field's name says.
+type bytesJSON struct {
+	Key         string `json:"key,omitempty"`
+	KeyBase64   string `json:"key_base64,omitempty"`
+	Value       string `json:"value"`
+	ValueBase64 string `json:"value_base64,omitempty"`
+}
+
+func bytesOf(key, value []byte) bytesJSON {
+	var b bytesJSON
+	if utf8.Valid(key) {
+		b.Key = string(key)
+	} else {
+		b.KeyBase64 = base64.StdEncoding.EncodeToString(key)
+	}
+	if utf8.Valid(value) {
+		b.Value = string(value)
+	} else {
+		b.ValueBase64 = base64.StdEncoding.EncodeToString(value)
+	}
+	return b
 }
 
 func printEvent(w *bufio.Writer, ev client.Event, asJSON bool) {
 	if asJSON {
-		b, _ := json.Marshal(eventJSON{Shard: ev.Shard, Offset: ev.Offset, Time: ev.Timestamp.UTC(), Key: string(ev.Key), Value: string(ev.Value), Missed: ev.Missed})
+		b, _ := json.Marshal(eventJSON{Shard: ev.Shard, Offset: ev.Offset, Time: ev.Timestamp.UTC(), bytesJSON: bytesOf(ev.Key, ev.Value), Missed: ev.Missed})
 		w.Write(append(b, '\n'))
 		return
 	}
 	if ev.Missed > 0 {
-		fmt.Fprintf(w, "# %d records missed before offset %d (dropped: the subscriber fell behind)\n", ev.Missed, ev.Offset)
+		fmt.Fprintf(w, "# %d records missed on shard %d before offset %d (dropped: the subscriber fell behind)\n", ev.Missed, ev.Shard, ev.Offset)
 	}
 	if len(ev.Key) > 0 {
-		fmt.Fprintf(w, "[%d] key=%q %s\n", ev.Offset, ev.Key, ev.Value)
+		fmt.Fprintf(w, "[%d:%d] key=%q %s\n", ev.Shard, ev.Offset, ev.Key, ev.Value)
 		return
 	}
-	fmt.Fprintf(w, "[%d] %s\n", ev.Offset, ev.Value)
+	fmt.Fprintf(w, "[%d:%d] %s\n", ev.Shard, ev.Offset, ev.Value)
 }
