@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"testing/synctest"
+
+	"github.com/felixbroker/felix/cluster"
+	"github.com/felixbroker/felix/cluster/peer"
+	"github.com/felixbroker/felix/cluster/replica"
+	"github.com/felixbroker/felix/engine/shardlog"
+	"github.com/felixbroker/felix/segment/vfs"
+)
+
+// broker is one simulated broker: its disk, and while it is up its
+// transport, node and one log per shard. Touched by the simulator's
+// goroutine only.
+type broker struct {
+	id    string
+	disk  string
+	fs    *vfs.MemFS
+	tr    *peer.Mem
+	node  *replica.Node
+	logs  []*shardlog.Log // by shard index; nil while down
+	fresh bool            // its disk was replaced at its last start
+	boot  string          // the machine's boot id: a power cut changes it
+}
+
+func (b *broker) up() bool { return b.node != nil }
+
+// shardID is the cluster's name of shard i of the simulated stream.
+func shardID(i int) cluster.ShardID {
+	return cluster.ShardID{Object: cluster.ObjectID{Kind: cluster.KindStream, Tenant: "sim", Namespace: "sim", Name: "s"}, Shard: i}
+}
+
+func shardDir(i int) string { return fmt.Sprintf("/s/%d", i) }
+
+// start (re)starts b on its disk: it joins the network, opens and holds
+// every shard's log, and follows until the control plane says otherwise.
+func (w *World) startBroker(b *broker) error {
+	tr, err := w.net.Join(b.id)
+	if err != nil {
+		return err
+	}
+	node, err := replica.NewNode(replica.NodeConfig{Broker: cluster.Replica{Broker: b.id, DiskID: b.disk}, Transport: tr,
+		ControlPlane: func() string { return controlID }, Lease: w.cfg.Lease})
+	if err != nil {
+		return err
+	}
+	tr.Handle(node)
+	b.tr, b.node = tr, node
+	synctest.Wait() // its first heartbeat leaves now, before it holds anything, whatever the scheduler does
+	b.logs = make([]*shardlog.Log, len(w.cfg.Shards))
+	w.gate.setOpen(b.id, false)
+	fs := &gatedFS{FS: b.fs, gate: w.gate, broker: b.id}
+	quiet := slog.New(slog.DiscardHandler)
+	for i, s := range w.cfg.Shards {
+		if !w.holds(b, i) {
+			continue
+		}
+		l, err := shardlog.Open(shardlog.Options{FS: fs, Dir: shardDir(i), Fsync: s.Fsync, SegmentBytes: 1 << 20, BufferBytes: 64 << 10})
+		if err != nil {
+			return fmt.Errorf("%s: opening shard %d: %w", b.id, i, err)
+		}
+		b.logs[i] = l
+		err = node.Hold(shardID(i), l, replica.FollowerConfig{FS: fs, Dir: shardDir(i), NewDisk: b.fresh, BootID: b.boot, Logger: quiet})
+		if err != nil {
+			return fmt.Errorf("%s: holding shard %d: %w", b.id, i, err)
+		}
+	}
+	w.trace.add("start %s fresh=%v", b.id, b.fresh)
+	return nil
+}
+
+// holds reports whether b holds shard i: it is one of its replicas, on
+// the disk it has now (or the shard is not placed yet).
+func (w *World) holds(b *broker, i int) bool {
+	if w.cp == nil {
+		return true
+	}
+	s, ok := w.cp.table[shardID(i)]
+	return !ok || slices.Contains(s.Assignment.Replicas, cluster.Replica{Broker: b.id, DiskID: b.disk})
+}
+
+// stop closes b's node, transport and logs; a log that closes cleanly
+// marks its clean stop, as the broker does.
+func (w *World) stop(b *broker) {
+	if !b.up() {
+		return
+	}
+	w.gate.setOpen(b.id, true)
+	b.tr.Close() // first: the calls in flight fail now, so Close waits on no timer
+	b.node.Close()
+	for i, l := range b.logs {
+		if l != nil && l.Close() == nil {
+			_ = replica.MarkCleanStop(b.fs, shardDir(i))
+		}
+	}
+	b.node, b.tr, b.logs = nil, nil, nil
+}
+
+// kill crashes b as a power cut does: its disk keeps what mode leaves of
+// what it never synced, and it comes back under another boot.
+func (w *World) kill(b *broker, mode vfs.CrashMode) {
+	b.boot += "+"
+	b.fs.Crash(mode)
+	img := b.fs.CrashImage()
+	w.stop(b)
+	b.fs = img
+	w.trace.add("kill %s %v", b.id, mode)
+}
+
+// restart starts a killed broker again, on what its disk kept or, when
+// newDisk, on an empty disk with a disk id of its own (as datadir draws
+// one for a data directory it creates): the broker is then no replica of
+// any shard placed on its old disk.
+func (w *World) restart(b *broker, newDisk bool) error {
+	b.fresh = newDisk
+	if newDisk {
+		b.fs = vfs.NewMem()
+		b.disk += "'"
+	}
+	if err := w.startBroker(b); err != nil {
+		return err
+	}
+	// It learns its roles as a broker does from the store's watch.
+	for i := range w.cfg.Shards {
+		w.applyTo(b, w.cp.table[shardID(i)])
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+package sim
+
+// Bug is a defect a run injects on purpose, to show the simulator and its
+// checker catch it (sim_test.go). BugNone in every real run.
+type Bug int
+
+const (
+	BugNone Bug = iota
+	// BugAckBeforeQuorum acknowledges a publish to its client as soon as
+	// the leader has appended it locally, before any replica or fsync
+	// has it: what a leader that skipped its quorum would do.
+	BugAckBeforeQuorum
+	// BugReadPastCommit reads a shard from its leader's local log up to
+	// its end, past the commit watermark: what a leader that handed its
+	// subscribers records before a quorum had them would do.
+	BugReadPastCommit
+)

@@ -1,0 +1,34 @@
+// Package sim is a deterministic, seeded simulation of a replicated Felix
+// cluster, run inside a testing/synctest bubble (fake time). One seed
+// (uint64) chooses the cluster's settings, the workload and the faults;
+// the run is recorded in a check.Recorder and judged by check.Check.
+//
+// What runs for real: per broker, a cluster/replica.Node with its
+// Leaders, Followers, fences, leases and truncation, over real
+// engine/shardlog logs on a segment/vfs MemFS (crashed with its three
+// modes), and the real cluster/failover machine as the control plane's
+// lease and promotion logic. What is faked: the network (cluster/peer
+// Network in Manual mode, delivered by this package), the disks (MemFS),
+// the control plane's IO (a driver of the failover machine that runs on
+// the simulator's goroutine over an in-memory table with an epoch guard,
+// as cluster/replica's harness_control_test.go does), the clients (the
+// simulator appends at a Leader and reads its committed log), and time.
+//
+// Invariants:
+//   - Everything the brokers say to each other and to the control plane
+//     goes through the Network's queue, and only the simulator's goroutine
+//     delivers it, in an order drawn from the seed among the messages due,
+//     after synctest.Wait (every broker goroutine blocked): the set of
+//     messages the simulator chooses from is then a function of the seed.
+//   - The control plane's machine, the store table and the workload are
+//     touched only by the simulator's goroutine; what transport goroutines
+//     hand it (a fence's outcome, an append's acknowledgement) waits in a
+//     mutex-guarded inbox drained, sorted, after synctest.Wait.
+//   - Every load is bounded: operations per run (opsMax), fake time per run
+//     (Config.Duration), messages delivered per instant (deliveriesPerStepMax).
+//
+// It must never read a wall clock, sleep outside the bubble, or use a
+// random source other than the seed's.
+//
+// Lock order: World.mu (acks, leases seen) is a leaf; inbox.mu is a leaf.
+package sim

@@ -1,0 +1,64 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// figures sums many runs' results, for docs/reliability.md.
+type figures struct {
+	seeds, failed          int
+	faults                 map[string]int
+	ops, publishes, acked  int
+	reads, acks, delivered int
+	anomalies, tolerated   map[string]int
+	unavailable            int
+}
+
+func (f *figures) add(r *Result) {
+	if f.faults == nil {
+		f.faults, f.anomalies, f.tolerated = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	f.seeds++
+	if r.Failed() {
+		f.failed++
+	}
+	for k, n := range r.Stats.Faults {
+		f.faults[k] += n
+	}
+	for _, rep := range r.Reports {
+		f.ops += rep.Stats.Ops
+		f.publishes += rep.Stats.Publishes
+		f.acked += rep.Stats.Acknowledged
+		f.reads += rep.Stats.Reads
+		f.acks += rep.Stats.Acks
+		for k, n := range rep.Counts {
+			if n > 0 {
+				f.anomalies[kindName(k)] += n
+			}
+		}
+	}
+	for k, n := range r.Tolerated {
+		f.tolerated[k] += n
+	}
+	f.delivered += r.Stats.Delivered
+	f.unavailable += r.Stats.FinalUnavailable
+}
+
+func (f *figures) String() string {
+	return fmt.Sprintf("%d seeds, %d failed; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; anomalies %s (of which tolerated by a Leader or Periodic shard's contract: %s); %d shards with no serving leader at the end",
+		f.seeds, f.failed, sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.delivered, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
+}
+
+func sorted(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(out, ", ")
+}

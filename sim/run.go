@@ -1,0 +1,90 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/felixbroker/felix/check"
+)
+
+// Result is what one run found.
+type Result struct {
+	Config  Config
+	Hash    uint64         // the event trace's hash
+	Lines   int            // the trace's length
+	Reports []check.Report // by shard
+	Stats   Stats
+	// Violations are the anomalies the shards' contracts forbid, one line
+	// each; empty: the run kept every promise.
+	Violations []string
+	// Tolerated counts the anomalies a shard's contract allows (a Leader or
+	// Periodic shard's losses), by kind.
+	Tolerated map[string]int
+	excerpt   string
+}
+
+// Failed reports whether the run broke a promise.
+func (r *Result) Failed() bool { return len(r.Violations) > 0 }
+
+// Report is a failed run's account: its seed, its reports, the trace
+// around the first violation and the command that replays it.
+func (r *Result) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v\ntrace hash %016x over %d events\n", r.Config, r.Hash, r.Lines)
+	for i, rep := range r.Reports {
+		fmt.Fprintf(&b, "shard %d (%v): %s\n", i, r.Config.Shards[i], rep.String())
+	}
+	fmt.Fprintf(&b, "violations:\n  %s\ntrace around it:\n%s\nreplay: FELIX_SIM_SEED=%d go test ./sim -run TestSimulation -v\n",
+		strings.Join(r.Violations, "\n  "), r.excerpt, r.Config.Seed)
+	return b.String()
+}
+
+// lossTolerated are the kinds a shard that may lose acknowledged records
+// (Leader, or Periodic under power cuts) shows for such a loss.
+var lossTolerated = map[check.Kind]bool{check.LostWrite: true, check.Unseen: true, check.InconsistentOffsets: true,
+	check.PollSkip: true, check.RolledBackRead: true}
+
+// Run runs cfg in a synctest bubble of its own and judges it.
+func Run(t *testing.T, cfg Config) *Result { return runWith(t, cfg, nil) }
+
+// runWith is Run, calling after (when set) with the world once it ran.
+func runWith(t *testing.T, cfg Config, after func(*World)) *Result {
+	res := &Result{Config: cfg, Tolerated: map[string]int{}}
+	synctest.Test(t, func(t *testing.T) {
+		w, err := newWorld(cfg)
+		if err != nil {
+			t.Fatalf("seed %d: %v", cfg.Seed, err)
+		}
+		w.run()
+		res.Hash, res.Lines, res.Stats = w.trace.Hash(), w.trace.count, w.stats
+		needle := ""
+		for i, rec := range w.rec {
+			rep := check.Check(rec.History(), check.Options{})
+			res.Reports = append(res.Reports, rep)
+			for k, n := range rep.Counts {
+				kind := check.Kind(k)
+				if n == 0 {
+					continue
+				}
+				if !cfg.Shards[i].Lossless() && lossTolerated[kind] {
+					res.Tolerated[kind.String()] += n
+					continue
+				}
+				ex := rep.Examples[k][0]
+				res.Violations = append(res.Violations, fmt.Sprintf("shard %d (%v): %s %d: %s", i, cfg.Shards[i], kind, n, ex.What))
+				if needle == "" && len(ex.Ops) > 0 {
+					needle = fmt.Sprintf("op s%d/%d ", i, ex.Ops[len(ex.Ops)-1].ID)
+				}
+			}
+		}
+		res.excerpt = w.trace.excerpt(needle, 20)
+		if after != nil {
+			after(w)
+		}
+	})
+	return res
+}
+
+func kindName(k int) string { return check.Kind(k).String() }

@@ -1,0 +1,191 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing/synctest"
+	"time"
+
+	"github.com/felixbroker/felix/check"
+	"github.com/felixbroker/felix/cluster"
+	"github.com/felixbroker/felix/cluster/replica"
+)
+
+// stepDuration is the simulator's tick: it delivers what is due, runs the
+// workload and the faults, then lets fake time pass by this much. It is a
+// millisecond and a few microseconds, so that a broker's timer of a whole
+// number of milliseconds, set at a step, does not fire at a later step,
+// where it would race the simulator's own calls into the brokers (synctest
+// wakes every goroutine due at one instant together, in no fixed order).
+const stepDuration = time.Millisecond + 7*time.Microsecond
+
+// brokerPhase is how far apart the brokers start.
+const brokerPhase = 113 * time.Microsecond
+
+// World is one run: the brokers, the control plane, the network, the
+// workload and the faults, and what was recorded. Its fields are the
+// simulator's goroutine's, but for what the comments say.
+type World struct {
+	cfg     Config
+	began   time.Time
+	net     *network
+	cp      *control
+	brokers []*broker
+	trace   *trace
+	inbox   inbox
+	gate    *syncGate
+	rec     []*check.Recorder // by shard: each shard is judged by its contract
+	rng     *rand.Rand
+	load    *workload
+	faults  *faultPlan
+	stats   Stats
+}
+
+// Stats count what a run did.
+type Stats struct {
+	Delivered, Dropped int
+	Syncs              int            // fsyncs let go
+	Faults             map[string]int // injected, by kind
+	Publishes, Acked   int
+	Reads              int
+	FinalUnavailable   int // shards that had no serving leader at the end
+}
+
+func newWorld(cfg Config) (*World, error) {
+	w := &World{cfg: cfg, began: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x776f726c64)), stats: Stats{Faults: map[string]int{}}}
+	w.trace = newTrace(w.began)
+	w.gate = newSyncGate()
+	w.net = newNetwork(w, cfg.Seed)
+	for i := range cfg.Shards {
+		_ = i
+		w.rec = append(w.rec, &check.Recorder{})
+	}
+	for k := range cfg.Brokers {
+		id := string(rune('a' + k))
+		w.brokers = append(w.brokers, &broker{id: id, disk: "disk-" + id, fs: newDisk(), boot: "boot-" + id})
+	}
+	cp, err := newControl(w)
+	if err != nil {
+		return nil, err
+	}
+	w.cp = cp
+	for _, b := range w.brokers {
+		// Each broker starts at a phase of its own, so that no two
+		// brokers' tickers (heartbeats, fsyncs) fire at one instant, where
+		// the order their goroutines run in, and send in, would be the
+		// scheduler's.
+		time.Sleep(brokerPhase)
+		if err := w.startBroker(b); err != nil {
+			return nil, err
+		}
+	}
+	for i := range cfg.Shards {
+		cp.place(i, i%len(w.brokers))
+		synctest.Wait()
+	}
+	w.load = newWorkload(w)
+	w.faults = newFaultPlan(w)
+	return w, nil
+}
+
+// now is the fake time since the run began.
+func (w *World) now() time.Duration { return time.Since(w.began) }
+
+func (w *World) nowNs() int64 { return int64(w.now()) }
+
+func (w *World) broker(id string) *broker {
+	for _, b := range w.brokers {
+		if b.id == id {
+			return b
+		}
+	}
+	return nil
+}
+
+// apply gives every live replica its role in a written assignment, as the
+// brokers' reconcile does from the store's watch.
+func (w *World) apply(s cluster.StoredAssignment) {
+	for _, b := range w.brokers {
+		w.applyTo(b, s)
+	}
+}
+
+func (w *World) applyTo(b *broker, s cluster.StoredAssignment) {
+	if !b.up() {
+		return
+	}
+	a := s.Assignment
+	var followers []string
+	in := false
+	for _, r := range a.Replicas {
+		if r == (cluster.Replica{Broker: b.id, DiskID: b.disk}) {
+			in = true
+		} else {
+			followers = append(followers, r.Broker)
+		}
+	}
+	switch {
+	case !in:
+	case a.Leader != (cluster.Replica{Broker: b.id, DiskID: b.disk}):
+		b.node.Follow(s.Shard, a.Generation)
+	default:
+		spec := w.cfg.Shards[s.Shard.Shard]
+		if _, err := b.node.Lead(s.Shard, a.Generation, replica.LeadOptions{Followers: followers, Consistency: spec.Consistency,
+			Timeout: w.cfg.Lease}); err != nil {
+			w.trace.add("%s lead shard %d at %d: %v", b.id, s.Shard.Shard, a.Generation, err)
+		}
+	}
+}
+
+// leaderOf is the broker the store names shard i's leader (nil: none).
+func (w *World) leaderOf(i int) *broker {
+	return w.broker(w.cp.table[shardID(i)].Assignment.Leader.Broker)
+}
+
+// run drives the world for its duration and a quiet time after, with every
+// fault lifted, then reads each shard's final log.
+func (w *World) run() {
+	quiet := 6 * w.cfg.Lease
+	tickEvery := w.cfg.Lease / 8
+	for {
+		w.net.settle()
+		now := w.now()
+		w.faults.poll(now)
+		if now >= w.cfg.Duration+quiet {
+			break
+		}
+		if now < w.cfg.Duration {
+			w.load.step(now)
+		}
+		if now%tickEvery < stepDuration {
+			w.cp.tick()
+		}
+		time.Sleep(stepDuration)
+	}
+	w.finish()
+}
+
+// finish records each shard's final read and its replicas' logs.
+func (w *World) finish() {
+	for i := range w.cfg.Shards {
+		b := w.leaderOf(i)
+		var ld *replica.Leader
+		if b != nil && b.up() {
+			ld = b.node.Leader(shardID(i))
+		}
+		if ld == nil || !ld.Serving(time.Now()) {
+			w.stats.FinalUnavailable++
+			w.trace.add("final shard %d: no serving leader", i)
+		} else {
+			w.load.read(ld, i, b.id, len(w.brokers), true)
+		}
+		w.recordLogs(i, ld)
+	}
+	for _, b := range w.brokers {
+		w.stop(b)
+	}
+	w.cp.tr.Close()
+	w.net.net.Close()
+}
+
+func (w *World) String() string { return fmt.Sprintf("world %v", w.cfg) }
