@@ -11,12 +11,12 @@ import "runtime"
 // from a system call only after 20 us or more. With a loop per P, once
 // every loop waits, a goroutine made runnable by anything but a loop (a
 // committer's direct write, a subscription's deliverer, a client in the
-// same process, the TLS and admin listeners) waits for that. Measured on 2
-// vCPUs with felix bench pub (16 synchronous publishers, Periodic,
-// interleaved, medians of 3): one loop instead of two, broker in the
-// bench's process: 92k records/s, p99 0.49 ms against 71k, 2.0 ms; broker
-// in a process of its own: 74k, p99 0.85 ms against 69k, 2.6 ms; one
-// pipelined publisher and one synchronous publisher unchanged.
+// same process, the TLS and admin listeners) waits for that. Leaving one P
+// free of loops let synchronous publishers on a 2-vCPU machine publish more
+// with a much shorter p99, and changed nothing for a lone or a pipelined
+// publisher (docs/benchmarks.md, History, "Publish: what changed"); on a
+// small machine a second loop buys cache throughput at the cost of the tail
+// (docs/benchmarks.md, "Event loops on 2 vCPUs").
 func (c Config) eventLoops() int {
 	if c.EventLoops > 0 || !c.Multicore {
 		return c.EventLoops

@@ -204,13 +204,12 @@ func (o *outbox) FlushAcks(f engine.FlushInfo) {
 
 // ackDirect is whether the committer writes a flush's acks to a connection
 // itself: after an fdatasync, for a flush that answers this connection
-// alone. Measured on 2 vCPUs with the Go client: OnCommit, one synchronous
-// publisher, p50 186 -> 167 us written directly; Periodic, one publisher,
-// the mean went from 57 to 70 us (the loop, not yet asleep, would have
-// written at once, and the client's reader, woken by the direct write,
-// then waits for a processor that the loop holds in epoll_wait); 16
-// publishers on 16 connections lost a fifth of their rate when the
-// committer wrote every connection's ack in turn before its next flush.
+// alone. Then the loop has gone back to sleep and a direct write saves its
+// wake-up. After a page-cache flush it is still awake and writes sooner than
+// a direct write, whose wake-up of the client's reader then waits for the
+// processor the loop holds in epoll_wait; and a committer that wrote the
+// acks of many connections in turn would delay its next flush by as much.
+// Measured: docs/benchmarks.md, History, "Publish: what changed".
 func ackDirect(f engine.FlushInfo) bool { return f.Synced && f.Flushers == 1 }
 
 // writeDirectLocked writes buf to the socket from the calling goroutine,

@@ -38,8 +38,9 @@ type Config struct {
 	// ReapSpin lets the io_uring reaper poll the CQ ring for up to this
 	// long, yielding the processor between looks, before it sleeps in the
 	// kernel: CPU traded for latency. Waking a thread asleep in
-	// io_uring_enter is the largest cost of a short operation (about 40us on
-	// the 2-vCPU VM Felix was measured on). It matters only for Submit and
+	// io_uring_enter is the largest cost of a short operation (measured in
+	// docs/benchmarks.md, "IO path: io_uring vs portable", with what polling
+	// gained and cost there). It matters only for Submit and
 	// for durable waits past the direct limit: page-cache writes and
 	// reads, and most durability operations, never touch the ring (see
 	// "The waiting path" in the package doc). 0, the default, sleeps at

@@ -90,26 +90,16 @@
 // every waiting operation begun after Close has started is ErrClosed;
 // one already past that check finishes (Close owns no file).
 //
-// Measured against raw system calls in the same run (2-vCPU VM, ext4 on
-// virtio, Linux 6.18; the median over 6 to 12 runs of the ratio of median
-// blocks; the full table and how to rerun it are in docs/benchmarks.md):
-// through the ring, the way every call went before this path, a 4 KiB
-// page-cache write took 2.8-8.3x raw, a 64 KiB one 4.5x, a cached 4 KiB
-// read 3.2x, an fdatasync 1.4-1.7x and a write+fdatasync 1.25-1.4x. On the
-// waiting path each lone io_uring operation is 0.97-1.08x raw; 8 and 64 WriteAtSync
-// callers at once are 0.96x and 0.54x raw; 2 and 4 callers, where durable
-// waits start to spill into the ring, 1.02-1.09x. On a 16-vCPU VM every
-// row is 0.92-1.08x raw. Operations submitted with Submit always go
-// through the ring (or the portable pool), as before.
-//
-// The portable driver, when every waiting operation went through its pool,
-// took 1.14-1.8x raw per lone operation, 1.20x and 1.16x with 8 and 64
-// WriteAtSync callers, 1.04-1.10x with 2 and 4 (0.89-3.1x on 16 vCPUs).
-// On the waiting path (2-vCPU VM, before and after measured one after the
-// other, each against raw in its own run) each lone operation is
-// 0.99-1.04x raw where the pool measured 1.08-2.0x; 2 and 4 callers
-// 0.99-1.07x (the pool 1.01-1.07x); 8 and 64, most of whom still go
-// through the pool, 1.08-1.16x (1.03-1.12x: the same within the noise).
+// The result, measured against raw system calls in the same run: on the
+// waiting path each lone operation costs what the raw system call costs, on
+// either driver, where through the ring a page-cache write or a cached read
+// cost several times raw and a durable write a quarter to a half more; with
+// many durable callers at once on a small machine io_uring does better than
+// raw, since its ring lets the kernel serve several syncs with one flush. The figures, the
+// machines and the commands that rerun them are in docs/benchmarks.md, "IO
+// path: io_uring vs portable"; what was tried and dropped on the way is its
+// History. Operations submitted with Submit always go through the ring (or
+// the portable pool).
 //
 // # Goroutines, ownership and lock order (io_uring)
 //
