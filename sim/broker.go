@@ -126,7 +126,7 @@ func (w *World) restart(b *broker, newDisk bool) error {
 	}
 	// It learns its roles as a broker does from the store's watch.
 	for i := range w.cfg.Shards {
-		w.applyTo(b, w.cp.table[shardID(i)])
+		w.queueRole(i, b.id)
 	}
 	return nil
 }

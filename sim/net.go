@@ -44,13 +44,19 @@ type linkFaults struct {
 // goroutine only, but for the leases (leaseOf), read by the brokers'
 // goroutines under mu.
 type network struct {
-	w      *World
-	net    *peer.Network
-	rng    *rand.Rand
-	due    map[uint64]time.Time // by Delivery.Seq: when it may go
-	frozen map[string]bool
-	faults map[route]linkFaults
-	stall  map[string]bool // brokers whose fsyncs are held
+	w   *World
+	net *peer.Network
+	rng *rand.Rand
+	due map[uint64]time.Time // by Delivery.Seq: when it may go
+	// rank orders each route's messages: the order the simulator first
+	// saw them in, those first seen together in their canonical order
+	// (sent at one instant by goroutines the scheduler ran in either
+	// order, they count as sent together).
+	rank     map[uint64]int64
+	rankNext int64
+	frozen   map[string]bool
+	faults   map[route]linkFaults
+	stall    map[string]bool // brokers whose fsyncs are held
 
 	// The heartbeat being delivered to the control plane, and what its
 	// grant leased, by (broker, request id), until the answer arrives.
@@ -72,7 +78,7 @@ type leaseSeen struct {
 
 func newNetwork(w *World, seed uint64) *network {
 	return &network{w: w, net: peer.NewNetwork(peer.NetworkOptions{Manual: true, Seed: seed, TimeoutTick: timeoutTick}), rng: rand.New(rand.NewPCG(seed, 0x6e6574)),
-		due: map[uint64]time.Time{}, frozen: map[string]bool{}, stall: map[string]bool{}, faults: map[route]linkFaults{},
+		due: map[uint64]time.Time{}, rank: map[uint64]int64{}, frozen: map[string]bool{}, stall: map[string]bool{}, faults: map[route]linkFaults{},
 		hbSent: map[heartbeatKey]time.Time{}, grants: map[heartbeatKey][]leaseSeen{}, leases: map[string]map[int]leaseSeen{}}
 }
 
@@ -169,10 +175,13 @@ func (n *network) pick(now time.Duration) (peer.Delivery, bool) {
 			continue
 		}
 		n.due[p.Seq] = time.Now().Add(f.delay + time.Duration(n.rng.Int64N(int64(latencyMax))))
+		n.rank[p.Seq] = n.rankNext
+		n.rankNext++
 	}
+	slices.SortStableFunc(pending, func(a, b peer.Delivery) int { return cmp.Compare(n.rank[a.Seq], n.rank[b.Seq]) })
 	heads := map[route]bool{}
 	var ready []peer.Delivery
-	for _, p := range pending { // send order: the first of each route is its head
+	for _, p := range pending { // in rank order: the first of each route is its head
 		due, ok := n.due[p.Seq]
 		if !ok {
 			continue
@@ -194,6 +203,7 @@ func (n *network) pick(now time.Duration) (peer.Delivery, bool) {
 
 func (n *network) deliver(p peer.Delivery) {
 	delete(n.due, p.Seq)
+	delete(n.rank, p.Seq)
 	if f := n.faults[route{p.From, p.To}]; f.cut { // cut since it was seen
 		n.net.Drop(p.Seq)
 		n.w.trace.add("drop %s", describe(p))

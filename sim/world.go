@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
-	"testing/synctest"
+	"slices"
 	"time"
 
 	"github.com/felixbroker/felix/check"
@@ -17,10 +17,11 @@ import (
 // number of milliseconds, set at a step, does not fire at a later step,
 // where it would race the simulator's own calls into the brokers (synctest
 // wakes every goroutine due at one instant together, in no fixed order).
+// Everything the simulator does happens at a multiple of it from the run's
+// start (the network's creation): a broker's timers are set at those
+// instants or at instants of its own tickers, and a ticker of period p
+// started at step k meets a step again only after 1007 of its periods.
 const stepDuration = time.Millisecond + 7*time.Microsecond
-
-// brokerPhase is how far apart the brokers start.
-const brokerPhase = 113 * time.Microsecond
 
 // World is one run: the brokers, the control plane, the network, the
 // workload and the faults, and what was recorded. Its fields are the
@@ -36,6 +37,7 @@ type World struct {
 	gate    *syncGate
 	rec     []*check.Recorder // by shard: each shard is judged by its contract
 	rng     *rand.Rand
+	roles   []roleChange // assignments the brokers are yet to learn, oldest first
 	load    *workload
 	faults  *faultPlan
 	stats   Stats
@@ -70,18 +72,17 @@ func newWorld(cfg Config) (*World, error) {
 	}
 	w.cp = cp
 	for _, b := range w.brokers {
-		// Each broker starts at a phase of its own, so that no two
+		// Each broker starts at a step of its own, so that no two
 		// brokers' tickers (heartbeats, fsyncs) fire at one instant, where
 		// the order their goroutines run in, and send in, would be the
 		// scheduler's.
-		time.Sleep(brokerPhase)
+		time.Sleep(stepDuration)
 		if err := w.startBroker(b); err != nil {
 			return nil, err
 		}
 	}
 	for i := range cfg.Shards {
 		cp.place(i, i%len(w.brokers))
-		synctest.Wait()
 	}
 	w.load = newWorkload(w)
 	w.faults = newFaultPlan(w)
@@ -102,11 +103,40 @@ func (w *World) broker(id string) *broker {
 	return nil
 }
 
-// apply gives every live replica its role in a written assignment, as the
-// brokers' reconcile does from the store's watch.
-func (w *World) apply(s cluster.StoredAssignment) {
+// apply queues a written assignment for the brokers, which learn it as
+// from the store's watch: one shard's change a step (nextRole), so that no
+// two leaderships begin at one instant, where their tickers would fire
+// together ever after and their goroutines run in the scheduler's order.
+func (w *World) apply(s cluster.StoredAssignment) { w.queueRole(s.Shard.Shard, "") }
+
+// queueRole queues shard i's current assignment for broker id ("": every
+// broker).
+func (w *World) queueRole(i int, id string) {
+	r := roleChange{shard: i, broker: id}
+	if !slices.Contains(w.roles, r) {
+		w.roles = append(w.roles, r)
+	}
+}
+
+// roleChange is a shard's assignment a broker (or every one) is to learn.
+type roleChange struct {
+	shard  int
+	broker string
+}
+
+// nextRole tells the oldest queued change, at the store's current
+// assignment.
+func (w *World) nextRole() {
+	if len(w.roles) == 0 {
+		return
+	}
+	r := w.roles[0]
+	w.roles = w.roles[1:]
+	s := w.cp.table[shardID(r.shard)]
 	for _, b := range w.brokers {
-		w.applyTo(b, s)
+		if r.broker == "" || r.broker == b.id {
+			w.applyTo(b, s)
+		}
 	}
 }
 
@@ -160,6 +190,7 @@ func (w *World) run() {
 		if now%tickEvery < stepDuration {
 			w.cp.tick()
 		}
+		w.nextRole()
 		time.Sleep(stepDuration)
 	}
 	w.finish()
