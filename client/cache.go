@@ -11,8 +11,8 @@ import (
 )
 
 // cacheFeatures are the bits a client offers by default for caches: the
-// cache, its watches (retained ones too) and counters.
-const cacheFeatures = wire.FeatureCache | wire.FeatureCacheWatch | wire.FeatureCacheWatchRetained | wire.FeatureCounters
+// cache, its watches (retained ones too), counters and CACHE_DESCRIBE.
+const cacheFeatures = wire.FeatureCache | wire.FeatureCacheWatch | wire.FeatureCacheWatchRetained | wire.FeatureCounters | wire.FeatureCacheDescribe
 
 // Cache is a handle on one cache of the broker, (tenant, namespace, name):
 // its keys' values (Get, Put, Delete and their conditional forms), its

@@ -17,9 +17,9 @@ import (
 // broker it has used, dialed when first needed.
 //
 // Every request goes to the broker that leads its shard when the client
-// knows it (learned from DescribeStream and from each not_leader redirect,
-// and forgotten when that broker's connection fails), else to the broker
-// in use, which forwards it. A broker that cannot be reached is passed
+// knows it (learned from DescribeStream, from a cache's Describe and from
+// each not_leader redirect, and forgotten when that broker's connection
+// fails), else to the broker in use, which forwards it. A broker that cannot be reached is passed
 // over for the next one, in order: seeds first, then the brokers learned.
 // The configured seeds are never dropped, so a wrong or stale BROKER_LIST
 // cannot leave the client with fewer ways in than it started with.
@@ -45,7 +45,7 @@ type ClusterClient struct {
 	inUse   string               // the broker unrouted requests go to
 	routes  map[routeKey]string  // a shard's leader's address
 	down    map[string]time.Time // when a broker last could not be reached
-	shards  map[Stream]placement // what a describe said of a stream
+	places  map[object]placement // what a describe said of a stream or a cache
 	subs    map[*ShardedSubscription]struct{}
 	closed  bool
 }
@@ -102,7 +102,7 @@ func DialCluster(ctx context.Context, seeds []string, opts ...Option) (*ClusterC
 
 func newClusterClient(seeds []string, opts []Option) *ClusterClient {
 	c := &ClusterClient{opts: defaultOptions(), ids: map[string]string{}, clients: map[string]*Client{},
-		routes: map[routeKey]string{}, down: map[string]time.Time{}, shards: map[Stream]placement{}, subs: map[*ShardedSubscription]struct{}{}}
+		routes: map[routeKey]string{}, down: map[string]time.Time{}, places: map[object]placement{}, subs: map[*ShardedSubscription]struct{}{}}
 	for _, o := range opts {
 		o(&c.opts)
 	}
@@ -261,7 +261,9 @@ func (c *ClusterClient) use(addr string) {
 }
 
 // lost forgets what leads through addr: its connection failed. The next
-// unrouted request picks another broker.
+// unrouted request picks another broker, and the next request for a shard
+// it led describes that shard's stream or cache again, to find the
+// leader that replaces it.
 func (c *ClusterClient) lost(addr string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -271,6 +273,7 @@ func (c *ClusterClient) lost(addr string) {
 	for k, a := range c.routes {
 		if a == addr {
 			delete(c.routes, k)
+			delete(c.places, k.obj)
 		}
 	}
 }

@@ -25,7 +25,7 @@ func (c *ClusterClient) DeleteStream(ctx context.Context, stream Stream) error {
 		return cl.DeleteStream(ctx, stream)
 	})
 	if err == nil {
-		c.forget(stream)
+		c.forget(streamObject(stream))
 	}
 	return err
 }

@@ -106,7 +106,7 @@ func (c *ClusterClient) PublishBatchAsync(ctx context.Context, stream Stream, re
 // publishTarget is where a record with key goes: its shard's leader when
 // the shard count is known, else the broker in use.
 func (c *ClusterClient) publishTarget(ctx context.Context, stream Stream, key []byte) target {
-	n := c.shardCount(ctx, stream)
+	n := c.shardCount(ctx, streamObject(stream))
 	if n == 0 {
 		return anyBroker
 	}
@@ -116,7 +116,7 @@ func (c *ClusterClient) publishTarget(ctx context.Context, stream Stream, key []
 // batchTarget is the leader of the one shard every record chooses, or the
 // broker in use when they choose several (it splits the batch).
 func (c *ClusterClient) batchTarget(ctx context.Context, stream Stream, records []Record) target {
-	n := c.shardCount(ctx, stream)
+	n := c.shardCount(ctx, streamObject(stream))
 	if n == 0 || len(records) == 0 {
 		return anyBroker
 	}

@@ -31,7 +31,7 @@ type ClusterWatch struct {
 }
 
 func (ca *ClusterCache) openWatch(ctx context.Context, key []byte, retained bool, opts []WatchOption) (*ClusterWatch, error) {
-	w, err := ca.watch(ctx, func(ctx context.Context, c *Cache) (*Watch, error) {
+	w, err := ca.watch(ctx, ca.watchTarget(ctx, key, opts), func(ctx context.Context, c *Cache) (*Watch, error) {
 		if retained {
 			return c.WatchRetained(ctx, key, opts...)
 		}
@@ -74,7 +74,9 @@ func reopenable(end *WatchEndedError) bool {
 // reopen opens the watch again from offset, at the key's owner.
 func (cw *ClusterWatch) reopen(ctx context.Context, offset int64) error {
 	opts := append(append([]WatchOption(nil), cw.opts...), WithResumeAt(offset))
-	w, err := cw.ca.watch(ctx, func(ctx context.Context, c *Cache) (*Watch, error) { return c.Watch(ctx, cw.key, opts...) })
+	w, err := cw.ca.watch(ctx, cw.ca.watchTarget(ctx, cw.key, opts), func(ctx context.Context, c *Cache) (*Watch, error) {
+		return c.Watch(ctx, cw.key, opts...)
+	})
 	if err != nil {
 		return err
 	}

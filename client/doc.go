@@ -141,7 +141,8 @@
 // brokers (docs/multi-node-client.md). It takes seed addresses, learns
 // the others from BROKER_LIST and never drops a seed; it keeps one Client
 // per broker it has used, routes each request to its shard's leader when
-// it knows it (from DescribeStream and from each not_leader redirect),
+// it knows it (from DescribeStream, a cache's Describe, and each
+// not_leader redirect; a cache key's shard is ShardFor(key, shards)),
 // passes over a broker it cannot reach, and follows a redirect at once.
 // What it sends again follows the operations' names: Publish never
 // resends, PublishAtLeastOnce does, a Producer re-sends safely to the

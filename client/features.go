@@ -19,6 +19,7 @@ const (
 	FeaturePublishKeyed        = Features(wire.FeaturePublishKeyed)        // keyed binary publishes
 	FeatureConsumerGroups      = Features(wire.FeatureConsumerGroups)      // Group
 	FeatureDiscovery           = Features(wire.FeatureDiscovery)           // BROKER_LIST, for ClusterClient
+	FeatureCacheDescribe       = Features(wire.FeatureCacheDescribe)       // Cache.Describe, for ClusterClient's cache routing
 )
 
 // Has reports whether every bit of want is in f.

@@ -110,6 +110,17 @@ func WithWatchBuffer(n int) WatchOption { return WatchOption{set: watchOptBuffer
 // ends with an error matching ErrCacheWatchLagged.
 func WithWatchResumeOnLag(on bool) WatchOption { return WatchOption{set: watchOptOnLag, resume: on} }
 
+// prefixShard is the shard a WithPrefixOnShard among opts names (the
+// last one wins), and whether one does.
+func prefixShard(opts []WatchOption) (shard int, prefix bool) {
+	for _, o := range opts {
+		if o.set&watchOptPrefix != 0 {
+			shard, prefix = o.shard, true
+		}
+	}
+	return shard, prefix
+}
+
 // DefaultWatchBuffer is the number of events a watch reads ahead.
 const DefaultWatchBuffer = 1024
 
