@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/felixbroker/felix/bench"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/ring"
+	"github.com/felixbroker/felix/units"
 )
 
 // ErrSpec marks a Spec a workload refuses before it touches anything.
@@ -164,24 +166,14 @@ func FsyncName(m shardlog.FsyncMode) string {
 	return "periodic"
 }
 
-// ParseSize reads a byte count: "128", "1KiB", "4k", "1MiB", "1m".
+// ParseSize reads a byte count as every felix command does (units.ParseBytes):
+// "128", "1KiB", "4k", "1MiB", "1m".
 func ParseSize(s string) (int, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := 1
-	for _, u := range []struct {
-		suffix string
-		mult   int
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"kb", 1000}, {"mb", 1000000}, {"k", 1 << 10}, {"m", 1 << 20}, {"b", 1}} {
-		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
-			t, mult = strings.TrimSpace(rest), u.mult
-			break
-		}
-	}
-	n, err := strconv.Atoi(t)
-	if err != nil || n < 0 {
+	n, err := units.ParseBytes(s)
+	if err != nil || n > math.MaxInt32 {
 		return 0, fmt.Errorf("%w: size %q (write 128, 1KiB, 4k)", ErrSpec, s)
 	}
-	return n * mult, nil
+	return int(n), nil
 }
 
 // ParseList reads a comma-separated list with parse: "128,1KiB,4KiB".

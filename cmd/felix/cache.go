@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/client"
+	"github.com/felixbroker/felix/units"
 )
 
 // The most a value read from standard input may hold; the broker's frame
@@ -61,16 +62,22 @@ func (a *cacheArg) run(do func(ctx context.Context, ca *client.ClusterCache) err
 
 type cacheCreateCmd struct {
 	cacheArg
-	Shards            int           `help:"Number of shards; a key's hash picks its shard." default:"1"`
-	ReplicationFactor int           `help:"Replicas of each shard, the leader included (above 1: a cluster, durable)." default:"1"`
-	Durable           bool          `help:"Keep the cache's log on disk (--no-durable: in the broker's memory)." default:"true" negatable:""`
-	Fsync             string        `help:"none, periodic, on_commit (default: the broker's)." enum:",none,periodic,on_commit" default:""`
-	FsyncInterval     time.Duration `help:"Periodic fsync interval." default:"0s"`
+	Shards            int            `help:"Number of shards; a key's hash picks its shard." default:"1"`
+	ReplicationFactor int            `help:"Replicas of each shard, the leader included (above 1: a cluster, durable)." default:"1"`
+	Durable           bool           `help:"Keep the cache's log on disk (--no-durable: in the broker's memory)." default:"true" negatable:""`
+	Fsync             string         `help:"none, periodic[:interval], on_commit, as felix serve's --fsync (default: the broker's)." default:""`
+	FsyncInterval     units.Duration `help:"Periodic fsync interval, when --fsync periodic names none (0: the broker's)." default:"0s"`
 }
 
 func (c *cacheCreateCmd) Run() error {
-	cfg := client.CacheConfig{Shards: c.Shards, ReplicationFactor: c.ReplicationFactor, InMemory: !c.Durable,
-		Fsync: fsyncOf(c.Fsync, c.FsyncInterval)}
+	if c.Shards < 1 {
+		return fmt.Errorf("--shards %d: a cache has at least 1 shard", c.Shards)
+	}
+	fsync, err := fsyncFlag(c.Fsync, time.Duration(c.FsyncInterval))
+	if err != nil {
+		return err
+	}
+	cfg := client.CacheConfig{Shards: c.Shards, ReplicationFactor: c.ReplicationFactor, InMemory: !c.Durable, Fsync: fsync}
 	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		if err := ca.Create(ctx, cfg); err != nil {
 			return err
@@ -79,19 +86,6 @@ func (c *cacheCreateCmd) Run() error {
 			max(c.ReplicationFactor, 1), c.Durable, fsyncString(cfg.Fsync))
 		return nil
 	})
-}
-
-// fsyncOf is the FsyncMode a --fsync flag names; empty is the broker's.
-func fsyncOf(kind string, interval time.Duration) client.Fsync {
-	switch kind {
-	case "none":
-		return client.Fsync{Kind: client.FsyncNone}
-	case "periodic":
-		return client.Fsync{Kind: client.FsyncPeriodic, Interval: interval}
-	case "on_commit":
-		return client.Fsync{Kind: client.FsyncOnCommit}
-	}
-	return client.Fsync{}
 }
 
 type cacheDropCmd struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/netio/wire"
 	"github.com/felixbroker/felix/ring"
+	"github.com/felixbroker/felix/units"
 )
 
 type serveCmd struct {
@@ -157,24 +158,24 @@ func parseServeConfig(st *settings) (serveConfig, error) {
 	}
 	c.fsync, err = shardlog.ParseFsyncMode(st.get("fsync"))
 	check("fsync", err)
-	c.retention.MaxAge, err = time.ParseDuration(orZero(st.get("retention-max-age")))
+	c.retention.MaxAge, err = units.ParseDuration(st.get("retention-max-age"))
 	check("retention-max-age", err)
-	c.retention.MaxBytes, err = strconv.ParseInt(st.get("retention-max-bytes"), 10, 64)
+	c.retention.MaxBytes, err = units.ParseBytes(st.get("retention-max-bytes"))
 	check("retention-max-bytes", err)
-	c.deadLetterMaxAge, err = time.ParseDuration(orZero(st.get("dead-letter-max-age")))
+	c.deadLetterMaxAge, err = units.ParseDuration(st.get("dead-letter-max-age"))
 	if err == nil && c.deadLetterMaxAge < 0 {
 		err = errors.New("must be 0 (kept until redriven) or more")
 	}
 	check("dead-letter-max-age", err)
-	c.segmentBytes, err = strconv.ParseInt(st.get("segment-bytes"), 10, 64)
+	c.segmentBytes, err = units.ParseBytes(st.get("segment-bytes"))
 	check("segment-bytes", err)
 	c.ioMode, err = ring.ParseMode(st.get("io"))
 	check("io", err)
-	c.maxFrameBytes, err = strconv.Atoi(st.get("max-frame-bytes"))
+	c.maxFrameBytes, err = intBytes(st.get("max-frame-bytes"))
 	check("max-frame-bytes", err)
-	c.handshakeTimeout, err = time.ParseDuration(st.get("handshake-timeout"))
+	c.handshakeTimeout, err = units.ParseDuration(st.get("handshake-timeout"))
 	check("handshake-timeout", err)
-	c.idleTimeout, err = time.ParseDuration(st.get("idle-timeout"))
+	c.idleTimeout, err = units.ParseDuration(st.get("idle-timeout"))
 	check("idle-timeout", err)
 	c.netLimits, err = parseNetLimits(st)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/felixbroker/felix/broker"
 	"github.com/felixbroker/felix/cluster/store"
+	"github.com/felixbroker/felix/units"
 )
 
 // brokerIDAlone is the broker id of a cluster of one when --broker-id says
@@ -82,7 +83,7 @@ func parseCluster(st *settings, brokerID, addr string) (clusterSettings, string,
 // clusterDuration is a duration setting of the cluster: 0 (or empty) is
 // the broker's default, def, named in the refusal of a negative one.
 func clusterDuration(v string, def time.Duration) (time.Duration, error) {
-	d, err := time.ParseDuration(orZero(v))
+	d, err := units.ParseDuration(orZero(v))
 	if err != nil {
 		return 0, err
 	}

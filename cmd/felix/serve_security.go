@@ -14,6 +14,7 @@ import (
 	"github.com/felixbroker/felix/auth"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/netio"
+	"github.com/felixbroker/felix/units"
 )
 
 // fileTables are the tables of the config file that are not settings:
@@ -43,13 +44,13 @@ func parseSecurity(st *settings) (securityConfig, error) {
 		errs = append(errs, errors.New("--tls-addr needs --tls-cert and --tls-key"))
 	}
 	var err error
-	if c.quotaDefault.PublishBytesPerSec, err = strconv.ParseInt(st.get("quota-publish-bytes-per-sec"), 10, 64); err != nil {
+	if c.quotaDefault.PublishBytesPerSec, err = units.ParseBytes(st.get("quota-publish-bytes-per-sec")); err != nil {
 		errs = append(errs, fmt.Errorf("--quota-publish-bytes-per-sec: %w", err))
 	}
 	if c.quotaDefault.Connections, err = strconv.Atoi(st.get("quota-connections")); err != nil {
 		errs = append(errs, fmt.Errorf("--quota-connections: %w", err))
 	}
-	if c.quotaDefault.StoredBytes, err = strconv.ParseInt(st.get("quota-stored-bytes"), 10, 64); err != nil {
+	if c.quotaDefault.StoredBytes, err = units.ParseBytes(st.get("quota-stored-bytes")); err != nil {
 		errs = append(errs, fmt.Errorf("--quota-stored-bytes: %w", err))
 	}
 	return c, errors.Join(errs...)

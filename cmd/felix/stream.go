@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/client"
+	"github.com/felixbroker/felix/units"
 )
 
 type streamCmd struct {
@@ -20,17 +21,17 @@ type streamCmd struct {
 
 type streamCreateCmd struct {
 	brokerFlags
-	Stream            string        `arg:"" help:"[tenant/]namespace/name"`
-	Shards            int           `help:"Number of shards; a record's key picks its shard." default:"1"`
-	Durable           bool          `help:"Keep records on disk (--no-durable: a bounded in-memory log)." default:"true" negatable:""`
-	Fsync             string        `help:"none, periodic, on_commit (default: the broker's)." enum:",none,periodic,on_commit" default:""`
-	FsyncInterval     time.Duration `help:"Periodic fsync interval." default:"0s"`
-	Consistency       string        `help:"Leader or Quorum." enum:"Leader,Quorum" default:"Leader"`
-	ReplicationFactor int           `help:"Replicas, the leader included." default:"1"`
-	RetentionMaxAge   time.Duration `help:"Remove records older than this (0: the broker's setting)." default:"0s"`
-	RetentionMaxBytes uint64        `help:"Keep at most this many bytes per shard (0: the broker's setting)." default:"0"`
-	Kind              string        `help:"Stream, Queue or Cache: stored and reported, not enforced." enum:"Stream,Queue,Cache" default:"Stream"`
-	Delivery          string        `help:"AtMostOnce or AtLeastOnce: stored and reported, not enforced." enum:"AtMostOnce,AtLeastOnce" default:"AtMostOnce"`
+	Stream            string         `arg:"" help:"[tenant/]namespace/name"`
+	Shards            int            `help:"Number of shards; a record's key picks its shard." default:"1"`
+	Durable           bool           `help:"Keep records on disk (--no-durable: a bounded in-memory log)." default:"true" negatable:""`
+	Fsync             string         `help:"none, periodic[:interval], on_commit, as felix serve's --fsync (default: the broker's)." default:""`
+	FsyncInterval     units.Duration `help:"Periodic fsync interval, when --fsync periodic names none (0: the broker's)." default:"0s"`
+	Consistency       string         `help:"Leader or Quorum." enum:"Leader,Quorum" default:"Leader"`
+	ReplicationFactor int            `help:"Replicas, the leader included." default:"1"`
+	RetentionMaxAge   units.Duration `help:"Remove records older than this, e.g. 7d (0: the broker's setting)." default:"0s"`
+	RetentionMaxBytes units.Bytes    `help:"Keep at most this much per shard, e.g. 10GiB (0: the broker's setting)." default:"0"`
+	Kind              string         `help:"Stream, Queue or Cache: stored and reported, not enforced." enum:"Stream,Queue,Cache" default:"Stream"`
+	Delivery          string         `help:"AtMostOnce or AtLeastOnce: stored and reported, not enforced." enum:"AtMostOnce,AtLeastOnce" default:"AtMostOnce"`
 }
 
 func (c *streamCreateCmd) Run() error {
@@ -38,17 +39,17 @@ func (c *streamCreateCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	if c.Shards < 1 {
+		return fmt.Errorf("--shards %d: a stream has at least 1 shard", c.Shards)
+	}
+	fsync, err := fsyncFlag(c.Fsync, time.Duration(c.FsyncInterval))
+	if err != nil {
+		return err
+	}
 	cfg := client.StreamConfig{Shards: c.Shards, InMemory: !c.Durable, Consistency: client.Consistency(c.Consistency),
 		ReplicationFactor: c.ReplicationFactor, Kind: client.StreamKind(c.Kind), Delivery: client.Delivery(c.Delivery),
-		Retention: client.Retention{MaxAge: c.RetentionMaxAge, MaxBytes: c.RetentionMaxBytes}}
-	switch c.Fsync {
-	case "none":
-		cfg.Fsync = client.Fsync{Kind: client.FsyncNone}
-	case "periodic":
-		cfg.Fsync = client.Fsync{Kind: client.FsyncPeriodic, Interval: c.FsyncInterval}
-	case "on_commit":
-		cfg.Fsync = client.Fsync{Kind: client.FsyncOnCommit}
-	}
+		Retention: client.Retention{MaxAge: time.Duration(c.RetentionMaxAge), MaxBytes: uint64(c.RetentionMaxBytes)},
+		Fsync:     fsync}
 	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
 		info, err := cl.CreateStream(ctx, s, cfg)
 		if err == nil {

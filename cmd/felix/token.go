@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/auth"
+	"github.com/felixbroker/felix/units"
 )
 
 type tokenCmd struct {
@@ -20,11 +21,11 @@ type tokenKeygenCmd struct {
 }
 
 type tokenIssueCmd struct {
-	Key    string        `help:"Private key file (from felix token keygen)." required:"" type:"existingfile"`
-	Tenant string        `help:"The tenant the token is scoped to." required:""`
-	Sub    string        `help:"Who the token is for (subject)." default:"felix-client"`
-	Perm   []string      `help:"A permission, action:resource (repeatable): publish, subscribe, cache.read, cache.write, counter, group, admin or *, on namespace/name with * wildcards." required:""`
-	TTL    time.Duration `name:"ttl" help:"Lifetime of the token." default:"24h"`
+	Key    string         `help:"Private key file (from felix token keygen)." required:"" type:"existingfile"`
+	Tenant string         `help:"The tenant the token is scoped to." required:""`
+	Sub    string         `help:"Who the token is for (subject)." default:"felix-client"`
+	Perm   []string       `help:"A permission, action:resource (repeatable): publish, subscribe, cache.read, cache.write, counter, group, admin or *, on namespace/name with * wildcards." required:""`
+	TTL    units.Duration `name:"ttl" help:"Lifetime of the token, e.g. 24h, 30d." default:"24h"`
 }
 
 func (c *tokenKeygenCmd) Run() error {
@@ -75,7 +76,10 @@ func (c *tokenIssueCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	tok, err := auth.Issue(priv, c.Tenant, c.Sub, c.Perm, c.TTL, time.Now())
+	if c.TTL <= 0 {
+		return fmt.Errorf("--ttl %s: a token must live a while (it would have expired already)", c.TTL)
+	}
+	tok, err := auth.Issue(priv, c.Tenant, c.Sub, c.Perm, time.Duration(c.TTL), time.Now())
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Sizes and durations are written the same way in felix serve's settings
+// and in the client commands' flags: 64MiB, 10GiB, 7d.
+func TestSizesAndDurationsAreWrittenAlikeEverywhere(t *testing.T) {
+	cfg := configOf(t, map[string]string{"data": "", "retention-max-age": "7d", "retention-max-bytes": "10GiB",
+		"segment-bytes": "64MiB", "max-frame-bytes": "4MiB", "dead-letter-max-age": "14d", "idle-timeout": "1d"})
+	if cfg.retention.MaxAge != 7*24*time.Hour || cfg.retention.MaxBytes != 10<<30 || cfg.segmentBytes != 64<<20 ||
+		cfg.maxFrameBytes != 4<<20 || cfg.deadLetterMaxAge != 14*24*time.Hour || cfg.idleTimeout != 24*time.Hour {
+		t.Fatalf("serve settings with units: %+v", cfg.retention)
+	}
+
+	addr := cliBroker(t)
+	run := func(args ...string) (string, error) {
+		return runCLI(t, append([]string{args[0], args[1], "--addr", addr}, args[2:]...)...)
+	}
+	out, err := run("stream", "create", "acme/prod/kept", "--retention-max-age", "7d", "--retention-max-bytes", "10GiB",
+		"--fsync", "periodic:10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, out, "retention: max age 168h0m0s, max bytes 10737418240", "fsync Periodic:10ms")
+	for _, bad := range [][]string{
+		{"stream", "create", "acme/prod/none", "--shards", "0"},
+		{"cache", "create", "acme/prod/nocache", "--shards", "0"},
+		{"stream", "create", "acme/prod/bad", "--fsync", "sometimes"},
+		{"stream", "create", "acme/prod/bad", "--retention-max-age", "tomorrow"},
+	} {
+		if _, err := run(bad...); err == nil {
+			t.Errorf("felix %s was taken", strings.Join(bad, " "))
+		}
+	}
+	dir := t.TempDir()
+	if _, err := runCLI(t, "token", "keygen", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "felix-signing.key")
+	if _, err := runCLI(t, "token", "issue", "--key", key, "--tenant", "acme", "--perm", "publish:*", "--ttl=-1h"); err == nil ||
+		!strings.Contains(err.Error(), "expired already") {
+		t.Errorf("a token that would have expired already: %v", err)
+	}
+	if _, err := runCLI(t, "token", "issue", "--key", key, "--tenant", "acme", "--perm", "publish:*", "--ttl", "30d"); err != nil {
+		t.Errorf("a token of 30 days: %v", err)
+	}
+}
