@@ -52,7 +52,7 @@ func (w *World) startBroker(b *broker) error {
 	b.tr, b.node = tr, node
 	synctest.Wait() // its first heartbeat leaves now, before it holds anything, whatever the scheduler does
 	b.logs = make([]*shardlog.Log, len(w.cfg.Shards))
-	w.gate.setOpen(b.id, false)
+	w.gate.setOpen(b.id, true) // recovery syncs on this goroutine
 	fs := &gatedFS{FS: b.fs, gate: w.gate, broker: b.id}
 	quiet := slog.New(slog.DiscardHandler)
 	for i, s := range w.cfg.Shards {
@@ -70,6 +70,8 @@ func (w *World) startBroker(b *broker) error {
 		}
 	}
 	w.trace.add("start %s fresh=%v", b.id, b.fresh)
+	w.gate.setOpen(b.id, false)
+	synctest.Wait() // its logs' and its node's goroutines settle before anything else happens
 	return nil
 }
 

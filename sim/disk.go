@@ -1,9 +1,6 @@
 package sim
 
 import (
-	"bytes"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -17,9 +14,12 @@ import (
 // append (and waking the goroutines it wakes) happens at a point the seed
 // chooses, when every other goroutine waits, not whenever the scheduler
 // runs it beside the leader's own goroutines. It is also the fsync stall:
-// a broker's syncs held for a while. A sync called on the simulator's own
-// goroutine (a fence, a truncation inside a delivery) goes through at
-// once: nobody else could let it go.
+// a broker's syncs held for a while. A broker starting (its logs'
+// recovery) or stopping syncs on the simulator's goroutine: its gate is
+// open then (setOpen), since nobody else could let those syncs go. No
+// other segment sync runs on the simulator's goroutine: an append there
+// (Leader.Append, a follower's AppendAt) hands its write and fsync to the
+// log's committer.
 type gatedFS struct {
 	vfs.FS
 	gate   *syncGate
@@ -64,8 +64,7 @@ func (f *gatedFile) WriteAtSync(p []byte, off int64) (int, error) {
 type syncGate struct {
 	mu      sync.Mutex
 	waiting []gatedSync
-	owner   uint64          // the simulator's goroutine
-	open    map[string]bool // brokers stopping: their syncs go through
+	open    map[string]bool // brokers starting or stopping: their syncs go through
 }
 
 type gatedSync struct {
@@ -73,12 +72,9 @@ type gatedSync struct {
 	release chan struct{}
 }
 
-func newSyncGate() *syncGate { return &syncGate{owner: goroutineID(), open: map[string]bool{}} }
+func newSyncGate() *syncGate { return &syncGate{open: map[string]bool{}} }
 
 func (g *syncGate) wait(broker string) {
-	if goroutineID() == g.owner {
-		return
-	}
 	ch := make(chan struct{})
 	g.mu.Lock()
 	if g.open[broker] {
@@ -134,16 +130,4 @@ func (g *syncGate) setOpen(broker string, open bool) {
 		}
 	}
 	g.waiting = kept
-}
-
-// goroutineID is the calling goroutine's id, from its stack's header.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
 }

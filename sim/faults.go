@@ -2,6 +2,7 @@ package sim
 
 import (
 	"slices"
+	"testing/synctest"
 	"time"
 
 	"github.com/felixbroker/felix/cluster/peer"
@@ -87,10 +88,12 @@ func (p *faultPlan) poll(now time.Duration) {
 		if !f.begun && now >= f.from && now < p.w.cfg.Duration {
 			f.begun = true
 			p.begin(f)
+			synctest.Wait()
 		}
 		if f.begun && !f.ended && (now >= f.to || now >= p.w.cfg.Duration) {
 			f.ended = true
 			p.end(f)
+			synctest.Wait()
 		}
 	}
 	if p.killCP {

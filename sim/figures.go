@@ -15,11 +15,15 @@ type figures struct {
 	reads, acks, delivered int
 	anomalies, tolerated   map[string]int
 	unavailable            int
+	shards                 map[string]int // by class
 }
 
 func (f *figures) add(r *Result) {
 	if f.faults == nil {
-		f.faults, f.anomalies, f.tolerated = map[string]int{}, map[string]int{}, map[string]int{}
+		f.faults, f.anomalies, f.tolerated, f.shards = map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	for _, s := range r.Config.Shards {
+		f.shards[shardClass(s)]++
 	}
 	f.seeds++
 	if r.Failed() {
@@ -48,8 +52,8 @@ func (f *figures) add(r *Result) {
 }
 
 func (f *figures) String() string {
-	return fmt.Sprintf("%d seeds, %d failed; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; anomalies %s (of which tolerated by a Leader or Periodic shard's contract: %s); %d shards with no serving leader at the end",
-		f.seeds, f.failed, sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.delivered, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
+	return fmt.Sprintf("%d seeds, %d failed; shards %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; anomalies %s (of which tolerated by a Leader or Periodic shard's contract: %s); %d shards with no serving leader at the end",
+		f.seeds, f.failed, sorted(f.shards), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.delivered, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
 }
 
 func sorted(m map[string]int) string {

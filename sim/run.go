@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 
 	"github.com/felixbroker/felix/check"
+	"github.com/felixbroker/felix/cluster/replica"
+	"github.com/felixbroker/felix/engine/shardlog"
 )
 
 // Result is what one run found.
@@ -69,7 +71,7 @@ func runWith(t *testing.T, cfg Config, after func(*World)) *Result {
 					continue
 				}
 				if !cfg.Shards[i].Lossless() && lossTolerated[kind] {
-					res.Tolerated[kind.String()] += n
+					res.Tolerated[shardClass(cfg.Shards[i])+" "+kind.String()] += n
 					continue
 				}
 				ex := rep.Examples[k][0]
@@ -85,6 +87,19 @@ func runWith(t *testing.T, cfg Config, after func(*World)) *Result {
 		}
 	})
 	return res
+}
+
+// shardClass is a shard's consistency and fsync kind, without the
+// interval.
+func shardClass(s ShardConfig) string {
+	c := "leader"
+	if s.Consistency == replica.ConsistencyQuorum {
+		c = "quorum"
+	}
+	if s.Fsync.Kind == shardlog.FsyncPeriodic {
+		return c + "/periodic"
+	}
+	return c + "/on_commit"
 }
 
 func kindName(k int) string { return check.Kind(k).String() }

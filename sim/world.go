@@ -175,7 +175,7 @@ func (w *World) leaderOf(i int) *broker {
 // run drives the world for its duration and a quiet time after, with every
 // fault lifted, then reads each shard's final log.
 func (w *World) run() {
-	quiet := 6 * w.cfg.Lease
+	quiet := 5 * w.cfg.Lease
 	tickEvery := w.cfg.Lease / 8
 	for {
 		w.net.settle()
