@@ -89,6 +89,18 @@ fuzz:
 nemesis:
 	FELIX_NEMESIS_ROUNDS=$(ROUNDS) $(GO) test -count=1 -timeout 60m -run 'LeaderProcess' -v ./cmd/felix
 
+## sim: the deterministic cluster simulation for SEEDS seeds from FIRST (a few minutes by
+## default); a failing seed prints its report and FELIX_SIM_SEED=<seed> to replay it
+SEEDS ?= 2000
+FIRST ?= 1
+sim:
+	FELIX_SIM_SEEDS=$(SEEDS) FELIX_SIM_FIRST=$(FIRST) $(GO) test -count=1 -timeout 60m -run 'TestSimulation$$' -v ./sim
+
+## sim-long: 20000 seeds (about half an hour), and how often a replay differs over 200 seeds
+sim-long:
+	FELIX_SIM_SEEDS=20000 FELIX_SIM_FIRST=$(FIRST) $(GO) test -count=1 -timeout 120m -run 'TestSimulation$$' -v ./sim
+	FELIX_SIM_REPLAYS=2 FELIX_SIM_SEEDS=200 FELIX_SIM_FIRST=$(FIRST) $(GO) test -count=1 -timeout 30m -run 'TestReplayDivergence$$' -v ./sim
+
 ## soak: the long crash and kill -9 loops
 soak:
 	FELIX_SOAK=1 $(GO) test -race -timeout 60m -run 'Soak|Crash|Kill' ./...
