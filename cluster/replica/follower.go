@@ -88,7 +88,8 @@ type Follower struct {
 	tr          peer.Transport
 	flags       uint8 // wire.FenceNewDisk
 	diskID      []byte
-	lostTail    bool // opened after a reboot with no clean stop: what was not fsynced may be gone
+	lostTail    bool   // opened after a reboot with no clean stop: what was not fsynced may be gone
+	openedGen   uint64 // the fence generation the replica was opened at: it may have led up to it before
 	callTimeout time.Duration
 	logger      *slog.Logger
 
@@ -150,7 +151,7 @@ func NewFollower(cfg FollowerConfig) (*Follower, error) {
 	if cfg.NewDisk {
 		f.flags = wire.FenceNewDisk
 	}
-	f.lostTail = lostTail
+	f.lostTail, f.openedGen = lostTail, st.Generation
 	if f.callTimeout <= 0 {
 		f.callTimeout = DefaultCallTimeout
 	}
@@ -511,6 +512,19 @@ func (f *Follower) Fence(gen uint64, epoch int64) (wire.FenceOK, error) {
 		ok.Flags |= wire.FenceClean
 	}
 	return ok, nil
+}
+
+// mayHaveLostLeadOf reports whether this replica may have led at gen
+// before it was opened and lost records of that leadership its followers
+// hold: its last stop may have lost its unsynced tail (or its recovery
+// cut a torn one), and gen is at most the generation it was fenced at
+// then. Leading at gen again would append at offsets where they hold
+// other records of the same generation, which no truncation can tell
+// apart (sim seed 307).
+func (f *Follower) mayHaveLostLeadOf(gen uint64) bool {
+	r, has := f.log.(recoveryReporter)
+	unclean := f.lostTail || (has && r.Recovery().TornBytes > 0)
+	return unclean && gen <= f.openedGen
 }
 
 // stopSyncBelow ends a synchronisation with a leader older than gen and

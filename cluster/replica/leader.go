@@ -50,6 +50,10 @@ var (
 	// decides), so it carries the ambiguous no_quorum code: a client must
 	// not take it for "not applied", as it would not_leader.
 	ErrUnvouched = fmt.Errorf("%w: this broker's leadership of the shard ended (or its lease lapsed) before it could vouch for the write; it may be stored", wire.CodeNoQuorum)
+	// ErrLostLeadership refuses Node.Lead for a replica whose last stop
+	// may have lost its unsynced tail, at a generation it held before: the
+	// control plane replaces it at a new generation.
+	ErrLostLeadership = fmt.Errorf("%w: a leadership resumed after an unclean stop", wire.CodeNotLeader)
 	// ErrLeaderClosed ends the writes pending when a Leader is closed: as
 	// ErrUnvouched, their outcome is unknown.
 	ErrLeaderClosed = fmt.Errorf("%w: the shard's leadership on this broker ended before it could vouch for the write; it may be stored", wire.CodeNoQuorum)

@@ -214,6 +214,9 @@ func (n *Node) leadOne(ctx context.Context, h, primary *held, gen uint64, o Lead
 	if f := h.follower.Generation(); f > gen {
 		return nil, fmt.Errorf("felix/replica: %v: fenced at generation %d, above %d", h.ref, f, gen)
 	}
+	if h == primary && h.follower.mayHaveLostLeadOf(gen) {
+		return nil, fmt.Errorf("%w: %v: this replica stopped uncleanly and may have lost records it wrote at generation %d; it leads only at a generation a promotion gives it", ErrLostLeadership, h.ref, gen)
+	}
 	if _, err := h.follower.Fence(gen, 0); err != nil { // a leader follows its own generation
 		return nil, err
 	}
