@@ -8,8 +8,9 @@ import (
 	"github.com/felixbroker/felix/segment/vfs"
 )
 
-// gatedFS is a broker's disk as its logs see it: a MemFS whose file syncs
-// wait for the simulator to let them complete. A sync is then an event the
+// gatedFS is a broker's disk as its logs see it: a MemFS whose segment
+// appends under OnCommit (a write linked to its fsync) wait for the
+// simulator to let them complete. A sync is then an event the
 // simulator orders, as it orders messages: a log's committer publishing an
 // append (and waking the goroutines it wakes) happens at a point the seed
 // chooses, when every other goroutine waits, not whenever the scheduler
@@ -36,10 +37,8 @@ func (f *gatedFS) OpenReadWrite(name string) (vfs.File, error) {
 	return f.wrap(name)(f.FS.OpenReadWrite(name))
 }
 
-// wrap gates a segment's syncs only: the fence file, the markers and the
-// indexes are synced under locks other goroutines wait on (a goroutine
-// waiting on a mutex is not durably blocked, and synctest.Wait would wait
-// for it for ever).
+// wrap gates a segment's appends only (WriteAtSync): the fence file, the
+// markers and the indexes are synced under locks other goroutines wait on.
 func (f *gatedFS) wrap(name string) func(vfs.File, error) (vfs.File, error) {
 	return func(file vfs.File, err error) (vfs.File, error) {
 		if err != nil || !strings.HasSuffix(name, segment.SegmentSuffix) {
@@ -49,13 +48,16 @@ func (f *gatedFS) wrap(name string) func(vfs.File, error) (vfs.File, error) {
 	}
 }
 
-func (f *gatedFile) Sync() error {
-	f.fs.gate.wait(f.fs.broker)
-	return f.File.Sync()
-}
-
+// WriteAtSync of records (past a segment's header, at offset 0) is the
+// committer's write of an OnCommit append, which it runs holding no lock:
+// that one waits for the gate. Every other sync goes through at once: a
+// truncation syncs holding the log's mutex, a roll and the periodic sync
+// theirs, and a goroutine waiting on a mutex held by one blocked at the
+// gate is not durably blocked, so synctest.Wait would wait for ever.
 func (f *gatedFile) WriteAtSync(p []byte, off int64) (int, error) {
-	f.fs.gate.wait(f.fs.broker)
+	if off > 0 {
+		f.fs.gate.wait(f.fs.broker)
+	}
 	return f.File.WriteAtSync(p, off)
 }
 
