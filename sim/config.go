@@ -47,7 +47,7 @@ func (s ShardConfig) String() string {
 const (
 	shardsMax       = 3
 	faultsMax       = 6
-	durationDefault = 10 * time.Second
+	durationDefault = 8 * time.Second
 )
 
 // ConfigOf draws a run's configuration from seed.
