@@ -57,7 +57,7 @@ func (a *cacheArg) run(do func(ctx context.Context, ca *client.ClusterCache) err
 		return err
 	}
 	defer cl.Close()
-	return do(ctx, ca)
+	return missingCache(do(ctx, ca), ca.Name())
 }
 
 type cacheCreateCmd struct {

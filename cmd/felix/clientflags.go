@@ -45,7 +45,7 @@ func (b *brokerFlags) dial(ctx context.Context) (*client.ClusterClient, error) {
 	seeds := b.seeds()
 	c, err := client.DialCluster(ctx, seeds, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w (is a broker running? `felix serve` or `make run`)", strings.Join(seeds, ", "), err)
+		return nil, fmt.Errorf("connecting to %s: %w%s", strings.Join(seeds, ", "), err, dialHint(err))
 	}
 	return c, nil
 }

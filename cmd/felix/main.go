@@ -77,7 +77,7 @@ func run(args []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := ctx.Run(); err != nil {
-		fmt.Fprintln(stderr, "felix:", err)
+		fmt.Fprintln(stderr, "felix:", explain(err))
 		return exitFailed
 	}
 	return 0

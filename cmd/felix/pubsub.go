@@ -49,7 +49,7 @@ func (c *pubCmd) Run() error {
 			pos, err := cl.Publish(pctx, s, []byte(v), opts...)
 			cancel()
 			if err != nil {
-				return err
+				return missingStream(err, s)
 			}
 			if c.Ack != "none" {
 				fmt.Printf("shard %d offset %d\n", pos.Shard, pos.Offset)
@@ -112,7 +112,7 @@ func (c *subCmd) Run() error {
 	defer cl.Close()
 	events, closeSub, err := c.subscribe(ctx, cl, s, start)
 	if err != nil {
-		return err
+		return missingStream(err, s)
 	}
 	defer closeSub()
 	w := bufio.NewWriter(os.Stdout)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -173,6 +174,7 @@ func TestThreeBrokersWithEmbeddedMembersAreOneCluster(t *testing.T) {
 			return held == 1
 		})
 	}
+	awaitOpened(t, brokers, id, 3)
 	for i, b := range brokers {
 		c := dialServed(t, b.Addr().String())
 		for k := range 6 {
@@ -213,6 +215,7 @@ func joinWithoutMember(t *testing.T, brokers []*served, etcdClient string) {
 	if held != 1 {
 		t.Fatalf("d, which joined without an etcd member, holds %d of 4 new shards, want 1", held)
 	}
+	awaitOpened(t, append(slices.Clip(brokers), d), id, 4)
 	for k := range 8 {
 		if _, err := dialServed(t, d.Addr().String()).Publish(ctx, s, []byte("d"), client.WithKey(fmt.Appendf(nil, "key-%d", k))); err != nil {
 			t.Fatalf("a publish through d: %v", err)
@@ -254,6 +257,58 @@ func awaitView(t *testing.T, b *served, what string, cond func() bool) {
 		case <-changed:
 		case <-deadline.C:
 			t.Fatalf("%s: not within 30s; the view: %+v", what, b.View().Status())
+		}
+	}
+}
+
+// awaitOpened waits until each of the stream's shards is open on the
+// broker its View names the holder (a placement is in the View before the
+// holder's reconcile round opens it), on the brokers' Views and reconcile
+// rounds, never a sleep.
+func awaitOpened(t *testing.T, brokers []*served, id engine.StreamID, shards int) {
+	t.Helper()
+	opened := func() bool {
+		for sh := range shards {
+			open := false
+			for _, b := range brokers {
+				if s, err := b.Engine().Stream(id); err == nil && b.View().Holds(id, sh) && s.Held(sh) {
+					open = true
+				}
+			}
+			if !open {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for {
+		wake := make(chan struct{}, 2*len(brokers))
+		stop := make(chan struct{})
+		for _, b := range brokers {
+			for _, ch := range []<-chan struct{}{b.View().Changed(), b.Reconciled()} {
+				go func() {
+					select {
+					case <-ch:
+						wake <- struct{}{}
+					case <-stop:
+					}
+				}()
+			}
+		}
+		done := opened()
+		if !done {
+			select {
+			case <-wake:
+			case <-deadline.C:
+				close(stop)
+				t.Fatalf("%s: not every one of its %d shards opened on its holder within 30s", id, shards)
+			}
+		}
+		close(stop)
+		if done {
+			return
 		}
 	}
 }

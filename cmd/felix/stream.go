@@ -89,7 +89,7 @@ func (c *streamDescribeCmd) Run() error {
 		if err == nil {
 			printStreamInfo(info)
 		}
-		return err
+		return missingStream(err, s)
 	})
 }
 
@@ -105,7 +105,7 @@ func (c *streamDeleteCmd) Run() error {
 	}
 	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
 		if err := cl.DeleteStream(ctx, s); err != nil {
-			return err
+			return missingStream(err, s)
 		}
 		fmt.Printf("deleted %s\n", s)
 		return nil
