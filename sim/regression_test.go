@@ -1,0 +1,26 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// regressions are runs that once failed, kept as they ran then (a seed's
+// configuration with the duration of its day): each must pass.
+var regressions = []struct {
+	seed     uint64
+	duration time.Duration
+	what     string
+}{
+	{307, 10 * time.Second, "a Periodic Quorum leader power-cut and restarted before its replacement led its generation again (cluster/replica ErrLostLeadership)"},
+}
+
+func TestRegressions(t *testing.T) {
+	for _, r := range regressions {
+		cfg := ConfigOf(r.seed)
+		cfg.Duration = r.duration
+		if res := Run(t, cfg); res.Failed() {
+			t.Errorf("seed %d (%s) fails again:\n%s", r.seed, r.what, res.Report())
+		}
+	}
+}
