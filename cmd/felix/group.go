@@ -78,8 +78,8 @@ func (c *groupPollCmd) Run() error {
 		return nil
 	}
 	if !c.Ack {
-		fmt.Fprintf(os.Stderr, "%d records claimed by %s; ack them with felix group ack %s %s %s\n",
-			len(ms), c.Consumer, c.Stream, c.Group, offsetList(ms))
+		fmt.Fprintf(os.Stderr, "%d records claimed by %s; ack them with felix group ack %s %s%s %s\n",
+			len(ms), c.Consumer, c.Stream, c.Group, consumerFlag(c.Consumer), offsetList(ms))
 		return nil
 	}
 	offsets := make([]int64, len(ms))
@@ -285,4 +285,13 @@ func (c *groupRedriveCmd) Run() error {
 		fmt.Printf("not dead letters: %v\n", notDead)
 	}
 	return nil
+}
+
+// consumerFlag is the --consumer an ack of the claims of consumer must
+// name: none for the default one.
+func consumerFlag(consumer string) string {
+	if consumer == "felix-cli" {
+		return ""
+	}
+	return " --consumer " + consumer
 }

@@ -91,6 +91,7 @@ func (m *Manager) settle(k Key, who string, offsets []int64, logs bool, rule fun
 		return err
 	}
 	var refused []int64
+	var heldBy map[int64]string
 	err := m.withGroup(k, func(g *group) error {
 		if logs {
 			if err := g.sg.refusal(); err != nil {
@@ -101,8 +102,14 @@ func (m *Manager) settle(k Key, who string, offsets []int64, logs bool, rule fun
 		full, acked := g.win.len() >= m.opts.WindowRecords, g.stats.acked
 		g.settleErr, g.wakeAfter = nil, false
 		for _, o := range offsets {
-			if !rule(g, c, g.find(o), o, now) {
+			if s := g.find(o); !rule(g, c, s, o, now) {
 				refused = append(refused, o)
+				if s != nil && s.holder != nil && s.holder != c {
+					if heldBy == nil {
+						heldBy = map[int64]string{}
+					}
+					heldBy[o] = s.holder.name
+				}
 			}
 			if g.settleErr != nil {
 				return g.settleErr
@@ -116,7 +123,7 @@ func (m *Manager) settle(k Key, who string, offsets []int64, logs bool, rule fun
 		return err
 	})
 	if err == nil && refused != nil {
-		err = &ClaimError{Offsets: refused}
+		err = &ClaimError{Offsets: refused, HeldBy: heldBy}
 	}
 	return err
 }

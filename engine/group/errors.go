@@ -3,6 +3,8 @@ package group
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // Errors a caller can test with errors.Is. The network layer maps each to
@@ -28,10 +30,24 @@ var (
 // other offset of the call was applied.
 type ClaimError struct {
 	Offsets []int64
+	// HeldBy names, for the refused offsets another consumer's claim
+	// stands on, that consumer.
+	HeldBy map[int64]string
 }
 
 func (e *ClaimError) Error() string {
-	return fmt.Sprintf("%v: offsets %v", ErrNotClaimed, e.Offsets)
+	msg := fmt.Sprintf("%v: offsets %v", ErrNotClaimed, e.Offsets)
+	byHolder := map[string][]int64{}
+	for _, o := range e.Offsets {
+		if h, ok := e.HeldBy[o]; ok {
+			byHolder[h] = append(byHolder[h], o)
+		}
+	}
+	holders := slices.Sorted(maps.Keys(byHolder))
+	for _, h := range holders {
+		msg += fmt.Sprintf("; %v claimed by %s", byHolder[h], h)
+	}
+	return msg
 }
 
 // Unwrap makes errors.Is(err, ErrNotClaimed) true.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,8 +78,9 @@ func TestAClaimLapsesWhileTheConsumerIsSlow(t *testing.T) {
 		t.Fatalf("extend of a lapsed claim: %v", err)
 	}
 	var ce *ClaimError
-	if err := f.m.Ack(key("g"), "slow", []int64{0}); !errors.As(err, &ce) || !slices.Equal(ce.Offsets, []int64{0}) {
-		t.Fatalf("ack from under the new holder: %v", err)
+	if err := f.m.Ack(key("g"), "slow", []int64{0}); !errors.As(err, &ce) || !slices.Equal(ce.Offsets, []int64{0}) ||
+		ce.HeldBy[0] != "fast" || !strings.Contains(err.Error(), "[0] claimed by fast") {
+		t.Fatalf("ack from under the new holder: %v, want it to name the holder", err)
 	}
 	f.ack("g", "fast", 0, 1, 2)
 	if d := f.describe("g"); d.Cursor != 3 || d.Lapsed != 1 || d.InFlight != 0 || d.Redelivered != 1 {
