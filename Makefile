@@ -93,6 +93,7 @@ nemesis:
 ## default); a failing seed prints its report and FELIX_SIM_SEED=<seed> to replay it
 SEEDS ?= 2000
 FIRST ?= 1
+.PHONY: sim sim-long
 sim:
 	FELIX_SIM_SEEDS=$(SEEDS) FELIX_SIM_FIRST=$(FIRST) $(GO) test -count=1 -timeout 60m -run 'TestSimulation$$' -v ./sim
 
