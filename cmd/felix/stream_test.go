@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-func TestStreamDescribeSaysEveryShardsPlaceAndWhatItHolds(t *testing.T) {
-	addr := cliBroker(t)
-	must := func(args ...string) string {
+// mustAt runs felix commands at the broker at addr (the command and its
+// subcommand, --addr, the rest) and fails the test on an error.
+func mustAt(t *testing.T, addr string) func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		out, err := runCLI(t, append([]string{args[0], args[1], "--addr", addr}, args[2:]...)...)
 		if err != nil {
@@ -16,6 +17,10 @@ func TestStreamDescribeSaysEveryShardsPlaceAndWhatItHolds(t *testing.T) {
 		}
 		return out
 	}
+}
+
+func TestStreamDescribeSaysEveryShardsPlaceAndWhatItHolds(t *testing.T) {
+	must := mustAt(t, cliBroker(t))
 	must("stream", "create", "acme/prod/orders", "--shards", "2")
 	must("pub", "acme/prod/orders", "a", "b", "c")
 	out := must("stream", "describe", "acme/prod/orders")

@@ -14,15 +14,7 @@ import (
 // felix sub reads every shard by default, each line naming its shard:
 // keyed records spread over three shards all come back.
 func TestSubReadsEveryShardAndNamesEach(t *testing.T) {
-	addr := cliBroker(t)
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := runCLI(t, append([]string{args[0], args[1], "--addr", addr}, args[2:]...)...)
-		if err != nil {
-			t.Fatalf("felix %s: %v", strings.Join(args, " "), err)
-		}
-		return out
-	}
+	must := mustAt(t, cliBroker(t))
 	must("stream", "create", "acme/prod/orders", "--shards", "3")
 	shards := map[string]bool{}
 	for i := range 12 {
