@@ -31,7 +31,7 @@ type serveCmd struct {
 	RetentionMaxAge   *string `name:"retention-max-age" help:"Default retention by age, e.g. 168h (default 0: unbounded)."`
 	RetentionMaxBytes *string `name:"retention-max-bytes" help:"Default retention by size per shard in bytes (default 0: unbounded)."`
 	DeadLetterMaxAge  *string `name:"dead-letter-max-age" help:"How long consumer groups keep a dead letter, e.g. 336h (default 0: until redriven)."`
-	SegmentBytes      *string `help:"Segment size in bytes (default 64 MiB)."`
+	SegmentBytes      *string `help:"Segment size, e.g. 64MiB (default 64 MiB)."`
 	IO                *string `name:"io" help:"IO path: auto, uring, portable (default auto)."`
 	MaxFrameBytes     *string `help:"Largest frame a client may send (default 4 MiB)."`
 	HandshakeTimeout  *string `help:"Close connections that do not complete the handshake within this (default 5s)."`
@@ -110,11 +110,16 @@ func (c *serveCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	cfg, err := parseServeConfig(st)
 	if c.PrintConfig {
+		// What it prints is what would run: a setting felix serve would
+		// refuse is refused here too, after the table that shows it.
 		st.print(os.Stdout)
+		if err != nil {
+			return fmt.Errorf("these settings would not start a broker: %w", err)
+		}
 		return nil
 	}
-	cfg, err := parseServeConfig(st)
 	if err != nil {
 		return err
 	}

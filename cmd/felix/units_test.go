@@ -50,3 +50,17 @@ func TestSizesAndDurationsAreWrittenAlikeEverywhere(t *testing.T) {
 		t.Errorf("a token of 30 days: %v", err)
 	}
 }
+
+// --print-config refuses what felix serve would refuse, after showing it.
+func TestPrintConfigValidatesWhatItPrints(t *testing.T) {
+	out, err := runCLI(t, "serve", "--print-config", "--data", "", "--segment-bytes", "64MiB")
+	if err != nil {
+		t.Fatalf("valid settings: %v", err)
+	}
+	contains(t, out, "SETTING", "segment-bytes", "64MiB")
+	out, err = runCLI(t, "serve", "--print-config", "--data", "", "--fsync", "sometimes")
+	if err == nil || !strings.Contains(err.Error(), "would not start a broker") || !strings.Contains(err.Error(), "fsync") {
+		t.Fatalf("--fsync sometimes: %v", err)
+	}
+	contains(t, out, "sometimes") // shown, then refused
+}
