@@ -114,3 +114,14 @@ func (v *Verifier) key(t *jwt.Token) (any, error) {
 	}
 	return k, nil
 }
+
+// UnverifiedClaims are the claims token carries, read without checking its
+// signature or expiry: for a client to learn what its own token says (its
+// tenant, when it expires), never for a broker to trust.
+func UnverifiedClaims(token string) (Claims, error) {
+	var claims Claims
+	if _, _, err := jwt.NewParser().ParseUnverified(token, &claims); err != nil {
+		return Claims{}, fmt.Errorf("felix/auth: reading the token: %w", err)
+	}
+	return claims, nil
+}

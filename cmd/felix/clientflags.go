@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/felixbroker/felix/auth"
 	"github.com/felixbroker/felix/client"
 )
 
@@ -18,7 +19,7 @@ type brokerFlags struct {
 	Addr    string        `help:"Broker address." default:"127.0.0.1:7117" env:"FELIX_ADDR"`
 	Brokers []string      `help:"Brokers of a cluster, comma-separated: the client tries them in turn, learns the others from them and sends each request to its shard's leader (instead of --addr)." env:"FELIX_BROKERS" sep:","`
 	Token   string        `help:"Token for a broker with authorization on (from felix token issue)." env:"FELIX_TOKEN"`
-	Tenant  string        `help:"Tenant of the streams named without one." default:"default" env:"FELIX_TENANT"`
+	Tenant  string        `help:"Tenant of the streams and caches named without one (default: the --token's tenant, else default)." env:"FELIX_TENANT"`
 	Timeout time.Duration `help:"How long to wait for the broker to answer." default:"10s"`
 	TLS     bool          `name:"tls" help:"Connect with TLS (to the broker's --tls-addr)." env:"FELIX_TLS"`
 	TLSCA   string        `name:"tls-ca" help:"PEM file of the CA that signed the broker's certificate (default: the system's roots)." env:"FELIX_TLS_CA" type:"existingfile"`
@@ -93,11 +94,24 @@ func (b *brokerFlags) stream(spec string) (client.Stream, error) {
 	parts := strings.Split(spec, "/")
 	switch len(parts) {
 	case 2:
-		return client.Stream{Tenant: b.Tenant, Namespace: parts[0], Name: parts[1]}, nil
+		return client.Stream{Tenant: b.tenant(), Namespace: parts[0], Name: parts[1]}, nil
 	case 3:
 		return client.Stream{Tenant: parts[0], Namespace: parts[1], Name: parts[2]}, nil
 	}
 	return client.Stream{}, fmt.Errorf("stream %q: write namespace/name or tenant/namespace/name", spec)
+}
+
+// tenant is --tenant, else the tenant the --token is for, else "default".
+func (b *brokerFlags) tenant() string {
+	if b.Tenant != "" {
+		return b.Tenant
+	}
+	if b.Token != "" {
+		if c, err := auth.UnverifiedClaims(b.Token); err == nil && c.Tenant != "" {
+			return c.Tenant
+		}
+	}
+	return "default"
 }
 
 // withClient dials, runs do within the --timeout, and closes.

@@ -31,7 +31,11 @@ func explain(err error) string {
 		}
 		msg = strings.Replace(msg, se.Error(), fmt.Sprintf("%s (%s)", cause, se.Name), 1)
 	}
-	return packagePrefix.ReplaceAllString(msg, "")
+	msg = packagePrefix.ReplaceAllString(msg, "")
+	if errors.Is(err, client.ErrUnauthenticated) && strings.Contains(msg, "expired") {
+		msg += "; get a new token with felix token issue (--ttl sets how long it lives)"
+	}
+	return msg
 }
 
 // missingError is a command's object that does not exist, with the command

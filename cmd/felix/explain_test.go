@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/felixbroker/felix/auth"
 )
 
 // A failed command says what went wrong once: the object named, the next
@@ -36,5 +41,35 @@ func TestAFailedCommandSaysWhatWentWrongOnce(t *testing.T) {
 	run([]string{"stream", "list", "--addr", "127.0.0.1:1", "--timeout", "2s"}, &stderr)
 	if line := stderr.String(); !strings.Contains(line, "is a broker running?") || strings.Contains(line, "felix/") {
 		t.Errorf("a refused connection printed %q, want the hint and no package prefixes", line)
+	}
+}
+
+// An expired token's refusal says how to get a new one.
+func TestAnExpiredTokenSaysHowToGetANewOne(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := runCLI(t, "token", "keygen", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "felix-signing.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := auth.ParsePrivateKey(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := auth.Issue(priv, "acme", "old", []string{"*:*"}, time.Minute, time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := map[string]string{"addr": "127.0.0.1:0", "admin-addr": "", "data": t.TempDir(), "log-level": "error",
+		"auth-keys": filepath.Join(dir, "felix-signing.pub")}
+	addr := startServed(t, configOf(t, flags)).Addr().String()
+	var stderr bytes.Buffer
+	if code := run([]string{"stream", "list", "--addr", addr, "--token", tok, "--timeout", "3s"}, &stderr); code != exitFailed {
+		t.Fatalf("exit %d", code)
+	}
+	if line := stderr.String(); !strings.Contains(line, "expired") || !strings.Contains(line, "felix token issue") {
+		t.Errorf("an expired token printed %q, want it said expired and how to get another", line)
 	}
 }

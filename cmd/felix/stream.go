@@ -66,7 +66,7 @@ type streamListCmd struct {
 
 func (c *streamListCmd) Run() error {
 	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
-		streams, err := cl.ListStreams(ctx, c.Tenant, c.Namespace)
+		streams, err := cl.ListStreams(ctx, c.tenant(), c.Namespace)
 		for _, s := range streams {
 			fmt.Println(s.String())
 		}

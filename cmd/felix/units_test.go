@@ -64,3 +64,27 @@ func TestPrintConfigValidatesWhatItPrints(t *testing.T) {
 	}
 	contains(t, out, "sometimes") // shown, then refused
 }
+
+// A command names its stream's tenant from the --token when --tenant does
+// not (a token is for one tenant): the broker then serves that tenant's.
+func TestTheTenantComesFromTheTokenWhenNoneIsGiven(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := runCLI(t, "token", "keygen", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := runCLI(t, "token", "issue", "--key", filepath.Join(dir, "felix-signing.key"), "--tenant", "acme", "--perm", "*:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := brokerFlags{Token: strings.TrimSpace(tok)}
+	if s, err := b.stream("prod/orders"); err != nil || s.Tenant != "acme" {
+		t.Fatalf("with acme's token: %+v %v, want tenant acme", s, err)
+	}
+	b.Tenant = "other"
+	if s, _ := b.stream("prod/orders"); s.Tenant != "other" {
+		t.Errorf("--tenant other with acme's token: tenant %q, want other (--tenant wins)", s.Tenant)
+	}
+	if s, _ := (&brokerFlags{}).stream("prod/orders"); s.Tenant != "default" {
+		t.Errorf("no token, no --tenant: tenant %q, want default", s.Tenant)
+	}
+}
