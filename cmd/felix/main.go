@@ -31,6 +31,7 @@ type cli struct {
 	Counter    counterCmd       `cmd:"" help:"Add to and read counters (kept beside a durable cache's values)."`
 	Group      groupCmd         `cmd:"" help:"Consume a stream as a queue: poll and ack through a consumer group; list, describe, dead letters, redrive."`
 	Cluster    clusterCmd       `cmd:"" help:"Show the cluster: its brokers, and where each shard is and who leads it."`
+	Status     statusCmd        `cmd:"" help:"Is this broker, and its cluster, healthy? One screen from the admin server; exit 1 when not."`
 	Log        logCmd           `cmd:"" help:"Inspect a shard's log directory: verify it, dump its records."`
 	Token      tokenCmd         `cmd:"" help:"Make signing keys and issue tokens for brokers with authorization on."`
 	Bench      benchCmd         `cmd:"" help:"Measure Felix on this machine beside the disk's and the network's raw limits: fsync, log, pub, e2e, cache, group, matrix."`
