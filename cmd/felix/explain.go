@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -83,6 +84,10 @@ func dialHint(err error) string {
 		var rh tls.RecordHeaderError
 		if errors.As(c, &rh) {
 			return " (this address does not speak TLS: drop --tls, or use the broker's --tls-addr)"
+		}
+		if errors.Is(c, context.DeadlineExceeded) && strings.Contains(c.Error(), "handshake") {
+			return " (it took the connection but never answered the handshake: is it a broker's client address, --addr " +
+				"(7117 by default), rather than its admin (7118) or peer (7119) address, or a TLS listener without --tls?)"
 		}
 		refused = refused && errors.Is(c, syscall.ECONNREFUSED)
 	}

@@ -37,6 +37,12 @@ func TestAFailedCommandSaysWhatWentWrongOnce(t *testing.T) {
 	if line := tlsErr.String(); !strings.Contains(line, "does not speak TLS: drop --tls") {
 		t.Errorf("TLS to a plain listener printed %q, want the hint to drop --tls", line)
 	}
+	admin := startServed(t, configOf(t, map[string]string{"addr": "127.0.0.1:0", "admin-addr": "127.0.0.1:0", "data": "", "log-level": "error"})).AdminAddr()
+	var httpErr bytes.Buffer
+	run([]string{"stream", "list", "--addr", admin, "--timeout", "1s"}, &httpErr)
+	if line := httpErr.String(); !strings.Contains(line, "rather than its admin (7118)") {
+		t.Errorf("dialling an admin address printed %q, want the hint that it is not a client address", line)
+	}
 	var stderr bytes.Buffer
 	run([]string{"stream", "list", "--addr", "127.0.0.1:1", "--timeout", "2s"}, &stderr)
 	if line := stderr.String(); !strings.Contains(line, "is a broker running?") || strings.Contains(line, "felix/") {
