@@ -94,15 +94,14 @@ type messageJSON struct {
 	Offset     int64     `json:"offset"`
 	Deliveries uint32    `json:"deliveries"`
 	Time       time.Time `json:"time"`
-	Key        string    `json:"key,omitempty"`
-	Value      string    `json:"value"`
+	bytesJSON
 }
 
 func printMessages(w io.Writer, ms []client.Message, asJSON bool) {
 	for _, m := range ms {
 		if asJSON {
 			b, _ := json.Marshal(messageJSON{Shard: m.Shard, Offset: m.Offset, Deliveries: m.Deliveries,
-				Time: m.Timestamp.UTC(), Key: string(m.Key), Value: string(m.Value)})
+				Time: m.Timestamp.UTC(), bytesJSON: bytesOf(m.Key, m.Value)})
 			fmt.Fprintf(w, "%s\n", b)
 			continue
 		}
