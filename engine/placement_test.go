@@ -258,8 +258,8 @@ func TestOnlyTheShardsThisBrokerHoldsAreOpened(t *testing.T) {
 	if sh != nil {
 		t.Fatal("Shard(0) returned a shard with its refusal")
 	}
-	if _, err := s.Shard(4); !errors.Is(err, ErrNoShard) {
-		t.Fatalf("Shard(4): %v", err)
+	if _, err := s.Shard(4); !errors.Is(err, ErrNoShard) || !strings.Contains(err.Error(), "has 4 shards (0 to 3), not shard 4") {
+		t.Fatalf("Shard(4): %v, want no such shard saying which there are", err)
 	}
 	_, err = s.AppendToShard(2, []Record{rec(keyFor(t, 2, 4), 0)}, nil)
 	wantNotLeader(t, "AppendToShard(2)", err, 2, elsewhere)

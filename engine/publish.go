@@ -199,7 +199,7 @@ func (op *publishOp) runParts(s *Stream, order []int) error {
 // got.
 func (s *Stream) AppendToShard(shard int, recs []Record, w shardlog.Waiter) (int64, error) {
 	if shard < 0 || shard >= len(s.slots) {
-		return 0, ErrNoShard
+		return 0, s.noShard(shard)
 	}
 	if len(recs) == 0 {
 		return 0, ErrEmptyPublish

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 	"sync/atomic"
 
@@ -35,7 +36,7 @@ func (s *Stream) Shards() int { return len(s.slots) }
 // not hold it (its log is not open here).
 func (s *Stream) Shard(i int) (*Shard, error) {
 	if i < 0 || i >= len(s.slots) {
-		return nil, ErrNoShard
+		return nil, s.noShard(i)
 	}
 	return s.heldShard(i)
 }
@@ -101,3 +102,8 @@ func (s *Stream) ShardFor(key []byte) int { return ShardFor(key, len(s.slots)) }
 // ShardFor is the routing rule, for code that routes alone: the
 // protocol's, wire.ShardFor, which is its one definition.
 func ShardFor(key []byte, shards int) int { return wire.ShardFor(key, shards) }
+
+// noShard is ErrNoShard for shard i, saying which shards there are.
+func (s *Stream) noShard(i int) error {
+	return fmt.Errorf("%w: %s has %d shards (0 to %d), not shard %d", ErrNoShard, s.info.ID, len(s.slots), len(s.slots)-1, i)
+}
