@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -239,8 +240,8 @@ func (c *cacheDelCmd) Run() error {
 type cacheWatchCmd struct {
 	cacheArg
 	Key      string `arg:"" help:"The key, or with --prefix the prefix."`
-	Prefix   bool   `help:"Watch every key starting with KEY on one shard (--shard)."`
-	Shard    int    `help:"The shard a prefix watch reads: one watch per shard." default:"0"`
+	Prefix   bool   `help:"Watch every key starting with KEY, on every shard (each line names its shard), or on --shard."`
+	Shard    int    `help:"The one shard a prefix watch reads (default: every shard)." default:"-1"`
 	Retained bool   `help:"Print each matching key's current value first, then the changes."`
 	From     *int64 `help:"Resume at this offset (a previous watch's last offset + 1)." xor:"start"`
 }
@@ -258,23 +259,88 @@ func (c *cacheWatchCmd) Run() error {
 		return err
 	}
 	defer cl.Close()
-	var opts []client.WatchOption
-	if c.Prefix {
-		opts = append(opts, client.WithPrefixOnShard(c.Shard))
-	}
-	if c.From != nil {
-		opts = append(opts, client.WithResumeAt(*c.From))
-	}
 	start := ca.Watch
 	if c.Retained {
 		start = ca.WatchRetained
 	}
-	w, err := start(dialCtx, []byte(c.Key), opts...)
-	if err != nil {
-		return err
+	var resume []client.WatchOption
+	if c.From != nil {
+		resume = append(resume, client.WithResumeAt(*c.From))
 	}
-	defer w.Close()
-	return printWatch(ctx, w, os.Stdout)
+	if !c.Prefix {
+		w, err := start(dialCtx, []byte(c.Key), resume...)
+		if err != nil {
+			return missingCache(err, ca.Name())
+		}
+		defer w.Close()
+		return printWatch(ctx, w, os.Stdout)
+	}
+	shards := []int{c.Shard}
+	if c.Shard < 0 {
+		if c.From != nil {
+			return errors.New("--from resumes one shard's watch: name its --shard")
+		}
+		info, err := ca.Describe(dialCtx)
+		if err != nil {
+			return missingCache(err, ca.Name())
+		}
+		shards = shards[:0]
+		for i := range info.Shards {
+			shards = append(shards, i)
+		}
+	}
+	watches := make([]*client.ClusterWatch, 0, len(shards))
+	for _, sh := range shards {
+		w, err := start(dialCtx, []byte(c.Key), append(slices.Clip(resume), client.WithPrefixOnShard(sh))...)
+		if err != nil {
+			return missingCache(err, ca.Name())
+		}
+		defer w.Close()
+		watches = append(watches, w)
+	}
+	if len(watches) == 1 {
+		return printWatch(ctx, watches[0], os.Stdout)
+	}
+	return printWatches(ctx, watches, os.Stdout)
+}
+
+// printWatches prints the events of one prefix watch per shard as they
+// come, each line naming its shard, until one ends or ctx does.
+func printWatches(ctx context.Context, watches []*client.ClusterWatch, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lines, ended := make(chan string), make(chan error, len(watches))
+	for _, w := range watches {
+		go func() {
+			for ev, err := range w.Events(ctx) {
+				if err != nil {
+					ended <- err
+					return
+				}
+				select {
+				case lines <- fmt.Sprintf("shard %d  %s", ev.Shard, watchLine(ev)):
+				case <-ctx.Done():
+					return
+				}
+			}
+			ended <- nil
+		}()
+	}
+	for {
+		select {
+		case l := <-lines:
+			fmt.Fprintln(out, l)
+		case err := <-ended:
+			if ctx.Err() != nil {
+				fmt.Fprintln(out, "# stopped; a shard's watch resumes with --shard N --from its last offset + 1")
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			fmt.Fprintln(out, "# stopped; a shard's watch resumes with --shard N --from its last offset + 1")
+			return nil
+		}
+	}
 }
 
 // watchStream is what printWatch reads: a client.ClusterWatch, or a
