@@ -157,7 +157,23 @@ func (c *groupAckCmd) Run() error {
 type groupListCmd struct {
 	brokerFlags
 	Stream string `arg:"" help:"[tenant/]namespace/name"`
-	Shard  int    `help:"Shard whose groups to list." default:"0"`
+	Shard  int    `help:"The one shard whose groups to list (default: every shard)." default:"-1"`
+}
+
+// shardsOf is the shard given (0 or more), else every shard of s.
+func shardsOf(ctx context.Context, cl *client.ClusterClient, s client.Stream, shard int) ([]int, error) {
+	if shard >= 0 {
+		return []int{shard}, nil
+	}
+	info, err := cl.DescribeStream(ctx, s)
+	if err != nil {
+		return nil, missingStream(err, s)
+	}
+	out := make([]int, len(info.Shards))
+	for i := range out {
+		out[i] = i
+	}
+	return out, nil
 }
 
 func (c *groupListCmd) Run() error {
@@ -172,18 +188,24 @@ func (c *groupListCmd) Run() error {
 		return err
 	}
 	defer cl.Close()
-	names, err := cl.ListGroups(ctx, s, c.Shard)
+	shards, err := shardsOf(ctx, cl, s, c.Shard)
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "GROUP\tCURSOR\tLAG\tIN FLIGHT\tOWED\tDEAD")
-	for _, name := range names {
-		info, err := cl.Group(s, c.Shard, name).Describe(ctx)
+	fmt.Fprintln(w, "SHARD\tGROUP\tCURSOR\tLAG\tIN FLIGHT\tOWED\tDEAD")
+	for _, sh := range shards {
+		names, err := cl.ListGroups(ctx, s, sh)
 		if err != nil {
-			return err
+			return missingStream(err, s)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\n", name, info.Cursor, info.Lag, info.InFlight, info.Owed, info.DeadLetters)
+		for _, name := range names {
+			info, err := cl.Group(s, sh, name).Describe(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%d\t%d\n", sh, name, info.Cursor, info.Lag, info.InFlight, info.Owed, info.DeadLetters)
+		}
 	}
 	return w.Flush()
 }

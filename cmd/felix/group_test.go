@@ -32,7 +32,8 @@ func TestTheGroupCommands(t *testing.T) {
 	}
 	contains(t, must("group", "dead", "acme/prod/jobs", "workers"), "OFFSET", "2  ", "max deliveries reached")
 	contains(t, must("group", "describe", "acme/prod/jobs", "workers"), "cursor           3", "dead letters     1", "owed             0")
-	contains(t, must("group", "list", "acme/prod/jobs"), "workers", "3")
+	contains(t, must("group", "list", "acme/prod/jobs"), "SHARD", "0      workers", "3")
+	contains(t, must("group", "list", "acme/prod/jobs", "--shard", "0"), "workers")
 	contains(t, must("group", "redrive", "acme/prod/jobs", "workers", "2", "7"), "1 redriven", "not dead letters: [7]")
 	contains(t, must("group", "poll", "acme/prod/jobs", "workers", "--ack", "--json"), `"offset":2`, `"value":"poison"`, `"deliveries":1`)
 	contains(t, must("group", "describe", "acme/prod/jobs", "workers", "--json"), `"DeadLetters": 0`, `"Acked": 3`)
