@@ -27,7 +27,7 @@ type groupFlags struct {
 	brokerFlags
 	Stream   string `arg:"" help:"[tenant/]namespace/name"`
 	Group    string `arg:"" help:"Group name."`
-	Shard    int    `help:"Shard the group reads (a group is bound to one)." default:"0"`
+	Shard    int    `help:"The shard (a group's state is per shard; default: every shard for poll, the stream's only shard otherwise)." default:"-1"`
 	Consumer string `help:"Consumer name: claims belong to it, so a later ack must give the same one." default:"felix-cli"`
 }
 
@@ -43,7 +43,30 @@ func (g *groupFlags) open(timeout time.Duration) (*client.ClusterClient, *client
 		cancel()
 		return nil, nil, nil, nil, err
 	}
-	return cl, cl.Group(s, g.Shard, g.Group, client.WithConsumer(g.Consumer)), ctx, cancel, nil
+	shard, err := oneShard(ctx, cl, s, g.Shard)
+	if err != nil {
+		cl.Close()
+		cancel()
+		return nil, nil, nil, nil, err
+	}
+	return cl, cl.Group(s, shard, g.Group, client.WithConsumer(g.Consumer)), ctx, cancel, nil
+}
+
+// oneShard is the shard given, else the stream's only one: a command on
+// one shard's group of a stream of several must name it.
+func oneShard(ctx context.Context, cl *client.ClusterClient, s client.Stream, shard int) (int, error) {
+	if shard >= 0 {
+		return shard, nil
+	}
+	info, err := cl.DescribeStream(ctx, s)
+	if err != nil {
+		return 0, missingStream(err, s)
+	}
+	if len(info.Shards) != 1 {
+		return 0, fmt.Errorf("%s has %d shards, each with its own state of the group: name one with --shard (0 to %d)",
+			s, len(info.Shards), len(info.Shards)-1)
+	}
+	return 0, nil
 }
 
 type groupPollCmd struct {
@@ -67,26 +90,67 @@ func (c *groupPollCmd) Run() error {
 		return err
 	}
 	defer cl.Close()
-	g := cl.Group(s, c.Shard, c.Group, client.WithConsumer(c.Consumer), client.WithClaim(c.Claim))
-	ms, err := g.Poll(ctx, c.Max, c.Wait)
+	shards, err := shardsOf(ctx, cl, s, c.Shard)
 	if err != nil {
 		return err
+	}
+	group := func(shard int) *client.ClusterGroup {
+		return cl.Group(s, shard, c.Group, client.WithConsumer(c.Consumer), client.WithClaim(c.Claim))
+	}
+	ms, err := pollShards(ctx, group, shards, c.Max, c.Wait)
+	if err != nil {
+		return missingStream(err, s)
 	}
 	printMessages(os.Stdout, ms, c.JSON)
 	if len(ms) == 0 {
 		fmt.Fprintln(os.Stderr, "no records")
 		return nil
 	}
-	if !c.Ack {
-		fmt.Fprintf(os.Stderr, "%d records claimed by %s; ack them with felix group ack %s %s%s %s\n",
-			len(ms), c.Consumer, c.Stream, c.Group, consumerFlag(c.Consumer), offsetList(ms))
-		return nil
+	byShard := map[int][]client.Message{}
+	for _, m := range ms {
+		byShard[m.Shard] = append(byShard[m.Shard], m)
 	}
-	offsets := make([]int64, len(ms))
-	for i, m := range ms {
-		offsets[i] = m.Offset
+	for _, sh := range shards {
+		got := byShard[sh]
+		if len(got) == 0 {
+			continue
+		}
+		if !c.Ack {
+			fmt.Fprintf(os.Stderr, "%d records of shard %d claimed by %s; ack them with felix group ack %s %s --shard %d%s %s\n",
+				len(got), sh, c.Consumer, c.Stream, c.Group, sh, consumerFlag(c.Consumer), offsetList(got))
+			continue
+		}
+		offsets := make([]int64, len(got))
+		for i, m := range got {
+			offsets[i] = m.Offset
+		}
+		if err := group(sh).Ack(ctx, offsets...); err != nil {
+			return err
+		}
 	}
-	return g.Ack(ctx, offsets...)
+	return nil
+}
+
+// pollShards takes up to max records from the shards' groups, in shard
+// order; it waits (up to wait, shared among them) only when none had one.
+func pollShards(ctx context.Context, group func(int) *client.ClusterGroup, shards []int, max int, wait time.Duration) ([]client.Message, error) {
+	var out []client.Message
+	for _, w := range []time.Duration{0, wait / time.Duration(len(shards))} {
+		for _, sh := range shards {
+			if len(out) >= max {
+				return out, nil
+			}
+			ms, err := group(sh).Poll(ctx, max-len(out), w)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, ms...)
+		}
+		if len(out) > 0 || wait <= 0 {
+			return out, nil
+		}
+	}
+	return out, nil
 }
 
 type messageJSON struct {
@@ -110,10 +174,10 @@ func printMessages(w io.Writer, ms []client.Message, asJSON bool) {
 			again = fmt.Sprintf(" (delivery %d)", m.Deliveries)
 		}
 		if len(m.Key) > 0 {
-			fmt.Fprintf(w, "[%d]%s key=%q %s\n", m.Offset, again, m.Key, m.Value)
+			fmt.Fprintf(w, "[%d:%d]%s key=%q %s\n", m.Shard, m.Offset, again, m.Key, m.Value)
 			continue
 		}
-		fmt.Fprintf(w, "[%d]%s %s\n", m.Offset, again, m.Value)
+		fmt.Fprintf(w, "[%d:%d]%s %s\n", m.Shard, m.Offset, again, m.Value)
 	}
 }
 
@@ -216,23 +280,40 @@ type groupDescribeCmd struct {
 }
 
 func (c *groupDescribeCmd) Run() error {
-	cl, g, ctx, cancel, err := c.open(c.Timeout)
+	s, err := c.stream(c.Stream)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	defer cl.Close()
-	info, err := g.Describe(ctx)
-	if err != nil {
-		return err
-	}
-	if c.JSON {
-		b, _ := json.MarshalIndent(info, "", "  ")
-		fmt.Printf("%s\n", b)
+	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
+		shards, err := shardsOf(ctx, cl, s, c.Shard)
+		if err != nil {
+			return err
+		}
+		var infos []client.GroupInfo
+		for _, sh := range shards {
+			info, err := cl.Group(s, sh, c.Group).Describe(ctx)
+			if err != nil {
+				return missingStream(err, s)
+			}
+			infos = append(infos, info)
+		}
+		if c.JSON {
+			var v any = infos
+			if len(infos) == 1 {
+				v = infos[0]
+			}
+			b, _ := json.MarshalIndent(v, "", "  ")
+			fmt.Printf("%s\n", b)
+			return nil
+		}
+		for i, info := range infos {
+			if i > 0 {
+				fmt.Println()
+			}
+			printGroupInfo(os.Stdout, info)
+		}
 		return nil
-	}
-	printGroupInfo(os.Stdout, info)
-	return nil
+	})
 }
 
 func printGroupInfo(out io.Writer, info client.GroupInfo) {

@@ -20,7 +20,7 @@ func TestTheGroupCommands(t *testing.T) {
 	}
 	must("stream", "create", "acme/prod/jobs")
 	must("pub", "acme/prod/jobs", "resize", "crop", "poison")
-	contains(t, must("group", "poll", "acme/prod/jobs", "workers", "--max", "2"), "[0] resize", "[1] crop")
+	contains(t, must("group", "poll", "acme/prod/jobs", "workers", "--max", "2"), "[0:0] resize", "[0:1] crop")
 	contains(t, must("group", "describe", "acme/prod/jobs", "workers"),
 		"cursor           0", "in flight        2", "lag              3", "retention skips  0")
 	contains(t, must("group", "ack", "acme/prod/jobs", "workers", "0", "1"), "2 applied")
@@ -38,7 +38,7 @@ func TestTheGroupCommands(t *testing.T) {
 	contains(t, must("group", "poll", "acme/prod/jobs", "workers", "--ack", "--json"), `"offset":2`, `"value":"poison"`, `"deliveries":1`)
 	contains(t, must("group", "describe", "acme/prod/jobs", "workers", "--json"), `"DeadLetters": 0`, `"Acked": 3`)
 	must("pub", "acme/prod/jobs", "late")
-	contains(t, must("group", "poll", "acme/prod/jobs", "workers"), "[3] late")
+	contains(t, must("group", "poll", "acme/prod/jobs", "workers"), "[0:3] late")
 	_, err := runCLI(t, "group", "ack", "acme/prod/jobs", "workers", "3", "--consumer", "someone-else", "--addr", addr)
 	if !errors.Is(err, client.ErrClaimNotHeld) {
 		t.Fatalf("another consumer's ack of felix-cli's claim: %v", err)
