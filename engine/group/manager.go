@@ -56,16 +56,16 @@ func unixTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 // says this broker leads it, rebuilt from the logs at each new generation
 // (replicated.go).
 func (m *Manager) shardOf(k Key) (*shardGroups, error) {
-	if s, err := m.eng.Stream(k.Stream); err == nil && (k.Shard < 0 || k.Shard >= s.Info().Config.Shards) {
+	s, streamErr := m.eng.Stream(k.Stream)
+	if streamErr == nil && (k.Shard < 0 || k.Shard >= s.Info().Config.Shards) {
 		_, err := s.Shard(k.Shard) // no such shard, wherever it would be led: say so rather than redirect
 		return nil, err
 	}
 	if local, leader := m.owner.Leader(k.Stream, k.Shard); !local {
 		return nil, &engine.NotLeaderError{Stream: k.Stream, Shard: k.Shard, Leader: leader}
 	}
-	s, err := m.eng.Stream(k.Stream)
-	if err != nil {
-		return nil, err
+	if streamErr != nil {
+		return nil, streamErr
 	}
 	sh, err := s.Shard(k.Shard)
 	if err != nil {
