@@ -48,17 +48,22 @@ const (
 	// without it does not know the frame type and would close the
 	// connection on it.
 	FeatureCacheDescribe Features = 0x0400
+	// FeatureCacheConsistency: a CACHE_CREATE's config may carry a
+	// consistency (Quorum). A bit of its own because a broker without it
+	// would take the field for unknown and create a Leader cache.
+	FeatureCacheConsistency Features = 0x1000
 
-	// FeaturesReserved are the bits kept for later versions (0x0800 up).
-	FeaturesReserved Features = ^Features(0x07FF)
+	// FeaturesReserved are the bits kept for later versions: every bit
+	// FeaturesAll does not name.
+	FeaturesReserved Features = ^FeaturesAll
 	// FeaturesAll is every feature this package implements.
-	FeaturesAll Features = 0x07FF
+	FeaturesAll Features = 0x07FF | FeatureCacheConsistency
 )
 
 var featureNames = [...]string{
 	"binary_publish", "cache", "cache_watch", "cache_watch_retained",
 	"counters", "idempotent_producers", "publish_keyed", "consumer_groups",
-	"tls", "discovery", "cache_describe",
+	"tls", "discovery", "cache_describe", "", "cache_consistency",
 }
 
 // Has reports whether every bit of want is in f.
@@ -73,7 +78,7 @@ func (f Features) String() string {
 	var parts []string
 	for v := uint64(f); v != 0; v &= v - 1 {
 		i := bits.TrailingZeros64(v)
-		if i < len(featureNames) {
+		if i < len(featureNames) && featureNames[i] != "" {
 			parts = append(parts, featureNames[i])
 		} else {
 			parts = append(parts, "bit"+utoa(uint64(i)))
