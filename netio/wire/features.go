@@ -48,6 +48,12 @@ const (
 	// without it does not know the frame type and would close the
 	// connection on it.
 	FeatureCacheDescribe Features = 0x0400
+	// FeatureSubscribeBounds: a SUBSCRIBE may start at a time (start.from
+	// "time") and ask to end at the shard's end (until_end), which the
+	// broker marks with SUBSCRIPTION_AT_END. A bit of its own because a
+	// broker without it would refuse the start and ignore until_end: the
+	// subscriber would wait forever for an end that never comes.
+	FeatureSubscribeBounds Features = 0x0800
 	// FeatureCacheConsistency: a CACHE_CREATE's config may carry a
 	// consistency (Quorum). A bit of its own because a broker without it
 	// would take the field for unknown and create a Leader cache.
@@ -57,13 +63,13 @@ const (
 	// FeaturesAll does not name.
 	FeaturesReserved Features = ^FeaturesAll
 	// FeaturesAll is every feature this package implements.
-	FeaturesAll Features = 0x07FF | FeatureCacheConsistency
+	FeaturesAll Features = 0x0FFF | FeatureCacheConsistency
 )
 
 var featureNames = [...]string{
 	"binary_publish", "cache", "cache_watch", "cache_watch_retained",
 	"counters", "idempotent_producers", "publish_keyed", "consumer_groups",
-	"tls", "discovery", "cache_describe", "", "cache_consistency",
+	"tls", "discovery", "cache_describe", "subscribe_bounds", "cache_consistency",
 }
 
 // Has reports whether every bit of want is in f.
