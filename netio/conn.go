@@ -144,7 +144,7 @@ func brokerOnly(t wire.Type) bool {
 	switch t {
 	case wire.TypeHelloOK, wire.TypeOK, wire.TypeError, wire.TypeBrokerListResult,
 		wire.TypePublishAck, wire.TypePublishIdempotentAck, wire.TypeProducerInitOK,
-		wire.TypeSubscribed, wire.TypeSubscriptionEnded, wire.TypeEventBatch,
+		wire.TypeSubscribed, wire.TypeSubscriptionEnded, wire.TypeEventBatch, wire.TypeSubscriptionAtEnd,
 		wire.TypeStreamInfo, wire.TypeStreamListResult,
 		wire.TypeCacheValue, wire.TypeCacheWritten, wire.TypeWatchStarted, wire.TypeCacheWatchEvent, wire.TypeCacheInfo,
 		wire.TypeWatchEnded, wire.TypeCounterValue, wire.TypeGroupRecords, wire.TypeGroupResult,

@@ -58,6 +58,7 @@ var controlTypes = map[Type]func() Control{
 	TypeSubscribed:             func() Control { return new(Subscribed) },
 	TypeUnsubscribe:            func() Control { return new(Unsubscribe) },
 	TypeSubscriptionEnded:      func() Control { return new(SubscriptionEnded) },
+	TypeSubscriptionAtEnd:      func() Control { return new(SubscriptionAtEnd) },
 	TypeStreamCreate:           func() Control { return new(StreamCreate) },
 	TypeStreamDelete:           func() Control { return new(StreamDelete) },
 	TypeStreamDescribe:         func() Control { return new(StreamDescribe) },

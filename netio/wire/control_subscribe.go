@@ -7,12 +7,17 @@ const (
 	StartLatest   StartFrom = "latest"   // records published after it is registered
 	StartEarliest StartFrom = "earliest" // the oldest record retention holds
 	StartOffset   StartFrom = "offset"   // Start.Offset
+	// StartTime is the first record whose timestamp is at or after
+	// Start.Time (the shard's end when none is); FeatureSubscribeBounds.
+	StartTime StartFrom = "time"
 )
 
-// Start is {"from": "offset", "offset": 42}; "offset" only with "offset".
+// Start is {"from": "offset", "offset": 42} or {"from": "time", "time":
+// unix ns}; "offset" only with "offset", "time" only with "time".
 type Start struct {
 	From   StartFrom `json:"from"`
 	Offset uint64    `json:"offset,omitempty"`
+	Time   int64     `json:"time,omitempty"`
 }
 
 // Overflow is what a full subscriber queue does with the next record.
@@ -34,13 +39,42 @@ type Subscribe struct {
 	// broker's default.
 	QueueCapacity uint32   `json:"queue_capacity,omitempty"`
 	Overflow      Overflow `json:"overflow,omitempty"`
+	// UntilEnd ends the subscription at an end offset: the shard's end
+	// when it registers, or UntilOffset when set (a subscription opened
+	// again after a failover keeps its first end). Once every record
+	// below it has been sent (or dropped, a gap) the broker pushes
+	// SUBSCRIPTION_AT_END and sends nothing more of it. Offsets of control
+	// records never reach a subscriber, so only the broker can say a
+	// shard's end is reached. FeatureSubscribeBounds.
+	UntilEnd    bool    `json:"until_end,omitempty"`
+	UntilOffset *uint64 `json:"until_offset,omitempty"`
 }
 
-// Subscribed answers SUBSCRIBE: the id EVENT_BATCH frames carry and the
-// offset delivery starts at.
+// RequiredFeatures is what a session needs to carry this SUBSCRIBE: a
+// start at a time or an end needs FeatureSubscribeBounds.
+func (m *Subscribe) RequiredFeatures() Features {
+	need := RequiredFeatures(TypeSubscribe, 0)
+	if m.Start.From == StartTime || m.UntilEnd {
+		need |= FeatureSubscribeBounds
+	}
+	return need
+}
+
+// Subscribed answers SUBSCRIBE: the id EVENT_BATCH frames carry, the
+// offset delivery starts at, and, for a SUBSCRIBE with until_end, the
+// offset it ends at.
 type Subscribed struct {
+	SubscriptionID uint64  `json:"subscription_id"`
+	FirstOffset    uint64  `json:"first_offset"`
+	EndOffset      *uint64 `json:"end_offset,omitempty"`
+}
+
+// SubscriptionAtEnd is pushed (request id 0) once a subscription with
+// until_end has sent every record below EndOffset: it is over, nothing of
+// it follows, and it needs no UNSUBSCRIBE. FeatureSubscribeBounds.
+type SubscriptionAtEnd struct {
 	SubscriptionID uint64 `json:"subscription_id"`
-	FirstOffset    uint64 `json:"first_offset"`
+	EndOffset      uint64 `json:"end_offset"`
 }
 
 // Unsubscribe ends a subscription; the answer is OK. Events already in
@@ -64,17 +98,25 @@ func (*Subscribe) FrameType() Type         { return TypeSubscribe }
 func (*Subscribed) FrameType() Type        { return TypeSubscribed }
 func (*Unsubscribe) FrameType() Type       { return TypeUnsubscribe }
 func (*SubscriptionEnded) FrameType() Type { return TypeSubscriptionEnded }
+func (*SubscriptionAtEnd) FrameType() Type { return TypeSubscriptionAtEnd }
 
 func (m *Subscribe) check(l Limits) error {
 	if m.Start.From != StartOffset && m.Start.Offset != 0 {
 		return invalid("start.offset", "an offset without \"from\": \"offset\"")
 	}
+	if m.Start.From != StartTime && m.Start.Time != 0 {
+		return invalid("start.time", "a time without \"from\": \"time\"")
+	}
+	if m.UntilOffset != nil && !m.UntilEnd {
+		return invalid("until_offset", "an end offset without \"until_end\"")
+	}
 	return firstErr(
 		l.CheckStreamRef(m.Stream),
-		checkEnum("start.from", m.Start.From, StartLatest, StartEarliest, StartOffset),
+		checkEnum("start.from", m.Start.From, StartLatest, StartEarliest, StartOffset, StartTime),
 		checkEnum("overflow", m.Overflow, OverflowDropNew, OverflowDropOld, OverflowDisconnect),
 	)
 }
 func (*Subscribed) check(Limits) error        { return nil }
 func (*Unsubscribe) check(Limits) error       { return nil }
 func (*SubscriptionEnded) check(Limits) error { return nil }
+func (*SubscriptionAtEnd) check(Limits) error { return nil }

@@ -72,3 +72,30 @@ func TestARetainedWatchNeedsItsOwnFeature(t *testing.T) {
 		t.Fatal("retained watch features")
 	}
 }
+
+// A SUBSCRIBE from a time or until its end needs FeatureSubscribeBounds:
+// an older broker would refuse the one and ignore the other, and its
+// subscriber would wait for an end that never comes.
+func TestABoundedSubscribeNeedsItsOwnFeature(t *testing.T) {
+	plain := Subscribe{Start: Start{From: StartOffset, Offset: 3}}
+	byTime := Subscribe{Start: Start{From: StartTime, Time: 1}}
+	untilEnd := Subscribe{UntilEnd: true}
+	if plain.RequiredFeatures().Has(FeatureSubscribeBounds) ||
+		!byTime.RequiredFeatures().Has(FeatureSubscribeBounds) || !untilEnd.RequiredFeatures().Has(FeatureSubscribeBounds) {
+		t.Fatal("bounded subscribe features")
+	}
+	if !RequiredFeatures(TypeSubscriptionAtEnd, 0).Has(FeatureSubscribeBounds) {
+		t.Fatal("SUBSCRIPTION_AT_END is sent only on a session with FeatureSubscribeBounds")
+	}
+	for body, field := range map[string]string{
+		`{"stream": {"stream": "s"}, "start": {"from": "latest", "time": 5}}`:            "start.time",
+		`{"stream": {"stream": "s"}, "until_offset": 9}`:                                 "until_offset",
+		`{"stream": {"stream": "s"}, "start": {"from": "time", "time": 5, "offset": 1}}`: "start.offset",
+	} {
+		_, err := decodeControlText(t, TypeSubscribe, body)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeInvalidArgument || e.Details.Field != field {
+			t.Errorf("%s: %v, want invalid_argument naming %s", body, err, field)
+		}
+	}
+}

@@ -114,6 +114,10 @@ func streamCases() []goldenCase {
 		FirstOffset: 100, NextOffset: 2048}}}
 	sub := Subscribe{Stream: gRef, Shard: 2, Start: Start{From: StartOffset, Offset: 1000},
 		QueueCapacity: 4096, Overflow: OverflowDisconnect}
+	bounded := Subscribe{Stream: gRef, Shard: 1, Start: Start{From: StartTime, Time: 1700000000123456789},
+		UntilEnd: true, UntilOffset: U64(2048)}
+	boundedOK := Subscribed{SubscriptionID: 10, FirstOffset: 1500, EndOffset: U64(2048)}
+	atEnd := SubscriptionAtEnd{SubscriptionID: 10, EndOffset: 2048}
 	ended := SubscriptionEnded{SubscriptionID: 9, Code: CodeSubscriberLagged, Message: "queue full", FirstMissedOffset: U64(1005)}
 	list := StreamListResult{Streams: []StreamRef{gRef, {Tenant: gRef.Tenant, Namespace: gRef.Namespace, Stream: []byte("refunds")}}}
 	return []goldenCase{
@@ -121,6 +125,9 @@ func streamCases() []goldenCase {
 		{"subscribed", "", AppendControl(nil, 20, &Subscribed{SubscriptionID: 9, FirstOffset: 1000}), &Subscribed{SubscriptionID: 9, FirstOffset: 1000}},
 		{"unsubscribe", "", AppendControl(nil, 21, &Unsubscribe{SubscriptionID: 9}), &Unsubscribe{SubscriptionID: 9}},
 		{"subscription_ended", "pushed: lagged, resume from 1005", AppendControl(nil, 0, &ended), &ended},
+		{"subscribe_bounded", "shard 1 from a time, until the end 2048 (a re-subscribe keeps its first end)", AppendControl(nil, 26, &bounded), &bounded},
+		{"subscribed_bounded", "with the end it stops at", AppendControl(nil, 26, &boundedOK), &boundedOK},
+		{"subscription_at_end", "pushed: every record below 2048 sent", AppendControl(nil, 0, &atEnd), &atEnd},
 		{"event_batch", "pushed: offsets 1000, 1001, 1004 (1002-1003 not delivered)", AppendEventBatch(nil, 0, 9, 2, gEvents),
 			eventBatchModel{9, 2, 1000, 1004, gEvents}},
 		{"stream_create", "", AppendControl(nil, 22, &StreamCreate{Stream: gRef, Config: cfg}), &StreamCreate{Stream: gRef, Config: cfg}},

@@ -36,6 +36,7 @@ const (
 	TypeUnsubscribe       Type = 0x0202
 	TypeSubscriptionEnded Type = 0x0203
 	TypeEventBatch        Type = 0x0204
+	TypeSubscriptionAtEnd Type = 0x0205
 
 	TypeStreamCreate     Type = 0x0300
 	TypeStreamDelete     Type = 0x0301
@@ -137,6 +138,7 @@ var typeList = []struct {
 	{TypeUnsubscribe, typeSpec{name: "UNSUBSCRIBE", json: true, bound: boundControl}},
 	{TypeSubscriptionEnded, typeSpec{name: "SUBSCRIPTION_ENDED", json: true}},
 	{TypeEventBatch, typeSpec{name: "EVENT_BATCH"}},
+	{TypeSubscriptionAtEnd, typeSpec{name: "SUBSCRIPTION_AT_END", feature: FeatureSubscribeBounds, json: true}},
 
 	{TypeStreamCreate, typeSpec{name: "STREAM_CREATE", json: true, bound: boundControl}},
 	{TypeStreamDelete, typeSpec{name: "STREAM_DELETE", json: true, bound: boundControl}},
