@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 
 	"github.com/felixbroker/felix/engine/shardlog"
@@ -17,6 +18,7 @@ const (
 	StartLatest   StartKind = iota // records published after it is registered
 	StartEarliest                  // the oldest record retention holds
 	StartOffset                    // SubscribeOptions.Offset
+	StartTime                      // the first record at or after SubscribeOptions.Time
 )
 
 // Overflow is what a full subscriber queue does with the next record.
@@ -35,13 +37,26 @@ const (
 	DefaultQueueBytes   = 4 << 20
 )
 
+// ErrEndReached is how a subscription with UntilEnd ends: every record
+// below its end offset was handed to the reader or dropped.
+var ErrEndReached = errors.New("felix/engine: the subscription reached its end")
+
 // SubscribeOptions configure a subscription.
 type SubscribeOptions struct {
 	Start        StartKind
 	Offset       int64 // with StartOffset
+	Time         int64 // with StartTime: unix ns
 	QueueRecords int
 	QueueBytes   int
 	Overflow     Overflow
+	// UntilEnd ends the subscription with ErrEndReached once every record
+	// below its end has been handed to the reader (or dropped); records
+	// from the end on are not delivered. The end is End, or the shard's
+	// end when the subscription registers if End is negative. Control
+	// records are never delivered, so the offsets a reader sees may stop
+	// short of the end: ErrEndReached is how it learns it is there.
+	UntilEnd bool
+	End      int64
 }
 
 // Subscription reads one shard: history from its start offset, then live
@@ -58,6 +73,7 @@ type Subscription struct {
 
 	// mu guards the fields below. Lock order: Shard.subMu, then mu.
 	mu        sync.Mutex
+	endAt     int64 // with UntilEnd: the offset delivery stops at; final once registered
 	next      int64 // the offset the reader gets next (or its gap starts at)
 	live      bool  // registered for live records: history is caught up
 	queue     byteQueue
@@ -77,8 +93,19 @@ type SubscriptionStats struct {
 
 // Subscribe registers a subscription on the shard. Latest starts at the
 // shard's end; Earliest at its start; Offset at the offset given, which must
-// lie within [start, end] (an *OffsetError otherwise).
+// lie within [start, end] (an *OffsetError otherwise); Time at the first
+// record at or after the time (OffsetForTime, which reads the disk: call
+// a subscribe by time off an event loop), or the start if retention has
+// passed it since.
 func (sh *Shard) Subscribe(opts SubscribeOptions) (*Subscription, error) {
+	atTime := int64(0)
+	if opts.Start == StartTime {
+		off, err := sh.OffsetForTime(opts.Time)
+		if err != nil {
+			return nil, err
+		}
+		atTime = off
+	}
 	if opts.QueueRecords <= 0 {
 		opts.QueueRecords = DefaultQueueRecords
 	}
@@ -107,8 +134,13 @@ func (sh *Shard) Subscribe(opts SubscribeOptions) (*Subscription, error) {
 			return nil, &OffsetError{Offset: opts.Offset, Start: start, End: end, Kind: kind}
 		}
 		s.next = opts.Offset
+	case StartTime:
+		s.next = min(max(atTime, start), end)
 	}
-	s.first = s.next
+	s.first, s.endAt = s.next, opts.End
+	if opts.UntilEnd && opts.End < 0 {
+		s.endAt = end
+	}
 	sh.subs[s] = struct{}{}
 	return s, nil
 }
@@ -116,11 +148,29 @@ func (sh *Shard) Subscribe(opts SubscribeOptions) (*Subscription, error) {
 // First is the offset the subscription started at.
 func (s *Subscription) First() int64 { return s.first }
 
+// EndOffset is the offset a subscription with UntilEnd stops at; ok is
+// false without UntilEnd.
+func (s *Subscription) EndOffset() (end int64, ok bool) { return s.endAt, s.opts.UntilEnd }
+
+// atEnd reports whether a subscription with UntilEnd has handed over
+// every record below its end; mu held.
+func (s *Subscription) atEnd() bool {
+	return s.opts.UntilEnd && s.queue.empty() && s.next >= s.endAt
+}
+
+// limit is the offset the subscription delivers up to: its end, or none.
+func (s *Subscription) limit() int64 {
+	if s.opts.UntilEnd {
+		return s.endAt
+	}
+	return math.MaxInt64
+}
+
 // Next waits for records and appends whole framed records (segment format,
 // each carrying its offset; walk them with segment.NewIter) to dst, up to
 // maxBytes but always at least one. It returns the subscription's end
-// (a *LaggedError, ErrStreamDeleted, ErrClosed) once records stop, or
-// ctx's error.
+// (a *LaggedError, ErrStreamDeleted, ErrClosed, or ErrEndReached once a
+// subscription with UntilEnd is there) once records stop, or ctx's error.
 func (s *Subscription) Next(ctx context.Context, dst []byte, maxBytes int) ([]byte, error) {
 	for {
 		s.mu.Lock()
@@ -131,6 +181,9 @@ func (s *Subscription) Next(ctx context.Context, dst []byte, maxBytes int) ([]by
 			s.delivered += uint64(n - s.queue.records)
 			s.mu.Unlock()
 			return dst, nil
+		case s.atEnd():
+			s.mu.Unlock()
+			return dst, ErrEndReached
 		case s.err != nil:
 			err := s.err
 			s.mu.Unlock()
@@ -175,9 +228,10 @@ func (s *Subscription) catchUp(from int64, dst []byte, maxBytes int) (out []byte
 		return dst, false, err
 	}
 	if next > from {
-		out, n := dropControl(out, len(dst))
+		limit := s.limit()
+		out, n := dropControl(out, len(dst), limit)
 		s.mu.Lock()
-		s.next = next
+		s.next = min(next, limit)
 		s.delivered += uint64(n)
 		s.mu.Unlock()
 		return out, n == 0, nil
@@ -192,9 +246,10 @@ func (s *Subscription) catchUp(from int64, dst []byte, maxBytes int) (out []byte
 	return dst, true, nil
 }
 
-// dropControl removes engine control records from out[from:] and returns
-// the rest with how many records it kept.
-func dropControl(out []byte, from int) ([]byte, int) {
+// dropControl removes engine control records, and records at or past
+// limit, from out[from:] and returns the rest with how many records it
+// kept.
+func dropControl(out []byte, from int, limit int64) ([]byte, int) {
 	it := segment.NewIter(out[from:])
 	w, kept := from, 0
 	for {
@@ -204,7 +259,7 @@ func dropControl(out []byte, from int) ([]byte, int) {
 			break
 		}
 		size := r.Size()
-		if r.Flags&segment.FlagControl == 0 {
+		if r.Flags&segment.FlagControl == 0 && r.Offset < limit {
 			w += copy(out[w:], out[at:at+size])
 			kept++
 		}
@@ -220,15 +275,19 @@ func (s *Subscription) offer(records []byte) (ended bool) {
 	if !s.live || s.err != nil {
 		return false
 	}
-	added := false
+	added, limit := false, s.limit()
 	it := segment.NewIter(records)
 	for {
 		at := it.Pos()
 		r, ok := it.Next()
-		if !ok {
+		if !ok || r.Offset >= limit {
 			break
 		}
-		if r.Offset < s.next || r.Flags&segment.FlagControl != 0 {
+		if r.Offset < s.next {
+			continue
+		}
+		if r.Flags&segment.FlagControl != 0 {
+			s.next = r.Offset + 1 // never delivered, but passed: an end beyond it can be reached
 			continue
 		}
 		size := r.Size()
@@ -252,7 +311,7 @@ func (s *Subscription) offer(records []byte) (ended bool) {
 		}
 		s.next = r.Offset + 1
 	}
-	if added {
+	if added || s.atEnd() {
 		s.wake()
 	}
 	return false
