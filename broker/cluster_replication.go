@@ -30,7 +30,7 @@ type replicas struct {
 
 	mu       sync.Mutex
 	shards   map[cluster.ShardID]*replicatedShard
-	external map[cluster.ShardID]bool // cache shards' primaries held here (HoldPart)
+	external map[cluster.ShardID]externalLead // cache shards' primaries held here (HoldPart)
 	// holdGroups holds the group logs of a replicated stream shard
 	// (group.Manager.HoldReplicas), set once the groups are open.
 	holdGroups func(engine.StreamID, int) error
@@ -47,7 +47,7 @@ func (n *node) openReplicas() error {
 		return err
 	}
 	n.replicas = &replicas{n: n, rn: rn, timeout: n.cfg.PublishTimeout, bootID: replica.BootID(), logger: n.logger,
-		shards: map[cluster.ShardID]*replicatedShard{}, external: map[cluster.ShardID]bool{}}
+		shards: map[cluster.ShardID]*replicatedShard{}, external: map[cluster.ShardID]externalLead{}}
 	return nil
 }
 

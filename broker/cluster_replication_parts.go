@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/felixbroker/felix/cluster/control"
 	"github.com/felixbroker/felix/cluster/replica"
 	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/shardlog"
 )
 
 // The parts of replicated shards their owner packages hold
@@ -31,12 +33,16 @@ func (r *replicas) HoldPart(p engine.PartLog) (engine.Part, error) {
 	if err != nil {
 		return nil, err
 	}
+	cons := replica.ConsistencyLeader
+	if p.Consistency == engine.ConsistencyQuorum {
+		cons = replica.ConsistencyQuorum
+	}
 	cfg := replica.FollowerConfig{FS: p.FS, Dir: p.Dir, BootID: r.bootID, Logger: r.logger}
 	if name != "" {
 		if err := r.rn.HoldPart(id, name, p.Log, cfg); err != nil {
 			return nil, err
 		}
-		return &heldPart{r: r, id: id, name: name}, nil
+		return &heldPart{r: r, id: id, name: name, consistency: cons}, nil
 	}
 	// A cache's values: the shard's primary, which the control plane
 	// heartbeats, fences and promotes on.
@@ -44,7 +50,7 @@ func (r *replicas) HoldPart(p engine.PartLog) (engine.Part, error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	r.external[id] = true
+	r.external[id] = externalLead{consistency: cons, onCommit: p.OnCommit}
 	r.mu.Unlock()
 	for _, ls := range r.n.view.Local() {
 		if ls.Shard == id {
@@ -53,7 +59,14 @@ func (r *replicas) HoldPart(p engine.PartLog) (engine.Part, error) {
 			}
 		}
 	}
-	return &heldPart{r: r, id: id}, nil
+	return &heldPart{r: r, id: id, consistency: cons}, nil
+}
+
+// externalLead is how a cache shard's primary, held here, leads: at its
+// cache's consistency, its commits handed to the cache (OnCommit).
+type externalLead struct {
+	consistency replica.Consistency
+	onCommit    func(gen uint32, first, next int64, records []byte)
 }
 
 // partName is the part's name on the wire ("" for a shard's primary).
@@ -82,8 +95,15 @@ func (r *replicas) assignExternal(id cluster.ShardID, a cluster.Assignment) erro
 	if l := r.rn.Leader(id); l != nil && uint64(l.Generation()) == a.Generation {
 		return nil // leading already (the node did not end it: a fence or a later leader would have)
 	}
-	_, err := r.rn.Lead(id, a.Generation, replica.LeadOptions{Followers: followersOf(a, me), Consistency: replica.ConsistencyLeader,
-		Timeout: r.timeout, External: true})
+	r.mu.Lock()
+	x := r.external[id]
+	r.mu.Unlock()
+	o := replica.LeadOptions{Followers: followersOf(a, me), Consistency: x.consistency, Timeout: r.timeout, External: true}
+	if x.onCommit != nil && x.consistency == replica.ConsistencyQuorum {
+		gen := uint32(a.Generation)
+		o.OnCommit = func(first, next int64, records []byte) { x.onCommit(gen, first, next, records) }
+	}
+	_, err := r.rn.Lead(id, a.Generation, o)
 	if err != nil {
 		return fmt.Errorf("felix/broker: leading %v at generation %d: %w", id, a.Generation, err)
 	}
@@ -108,7 +128,8 @@ func (r *replicas) assignParts(local []control.LocalShard) []error {
 	var errs []error
 	for _, ls := range local {
 		r.mu.Lock()
-		stream, cache := r.shards[ls.Shard], r.external[ls.Shard]
+		stream := r.shards[ls.Shard]
+		_, cache := r.external[ls.Shard]
 		hold := r.holdGroups
 		r.mu.Unlock()
 		switch {
@@ -130,6 +151,9 @@ type heldPart struct {
 	r    *replicas
 	id   cluster.ShardID
 	name string // "" for a cache's values, the shard's primary
+	// consistency is the level the part's owner asked for: at Quorum its
+	// writes are vouched by the leadership (Vouch).
+	consistency replica.Consistency
 	// last is the leadership Leading found last: asked again of the node
 	// (under its broker-wide lock) only once it no longer serves.
 	last atomic.Pointer[replica.Leader]
@@ -149,6 +173,45 @@ func (p *heldPart) Leading() (uint32, bool) {
 	}
 	p.last.Store(l)
 	return l.Generation(), true
+}
+
+// Vouch tells w once the leadership at gen acknowledges up to last at the
+// part's consistency (engine.Part).
+func (p *heldPart) Vouch(gen uint32, first, last int64, w shardlog.Waiter) {
+	if p.consistency != replica.ConsistencyQuorum {
+		w.Committed(first, last, nil) // the Leader level: the owner's own log has it
+		return
+	}
+	l := p.leader() // serving or not: a lapsed lease may yet be renewed before the write's deadline
+	if l == nil || l.Generation() != gen {
+		w.Committed(first, last, replica.ErrUnvouched)
+		return
+	}
+	l.Vouch(first, last, w)
+}
+
+// leaderAt is the part's serving leadership at gen, nil when there is none.
+func (p *heldPart) leaderAt(gen uint32) *replica.Leader {
+	now := time.Now()
+	if l := p.last.Load(); l != nil && l.Generation() == gen && l.Serving(now) {
+		return l
+	}
+	if l := p.leader(); l != nil && l.Generation() == gen && l.Serving(now) {
+		return l
+	}
+	return nil
+}
+
+// Commit is the commit watermark of the leadership at gen (engine.Part).
+func (p *heldPart) Commit(gen uint32) (int64, bool) {
+	l := p.leaderAt(gen)
+	switch {
+	case l == nil:
+		return 0, false
+	case p.consistency != replica.ConsistencyQuorum:
+		return math.MaxInt64, true // no bound but the owner's own log's end
+	}
+	return l.Commit(), true
 }
 
 // Appended ships what the owner appended.

@@ -180,12 +180,17 @@ func NewLeader(cfg LeaderConfig) (*Leader, error) {
 	for _, id := range cfg.Followers {
 		l.followers = append(l.followers, newRemote(l, id))
 	}
-	if cfg.External {
+	if cfg.External && cfg.Consistency == ConsistencyLeader {
 		// What the owner appends from here on carries this generation: the
 		// offsets from the log's next one are this leadership's, as they
 		// are past a start record.
 		l.genStartNext.Store(nextOffset(cfg.Log) + 1)
 	} else {
+		// A Quorum leadership, External ones included, commits in its own
+		// generation before anything counts committed (Raft's figure 8):
+		// an External one appends the start record before its owner can
+		// see it lead (Part.Leading), so the owner's first append in this
+		// generation goes after it.
 		first, err := cfg.Log.Append([]shardlog.Entry{{Flags: FlagGenerationStart, Timestamp: time.Now().UnixNano()}}, l.gen, l)
 		if err != nil {
 			return nil, fmt.Errorf("felix/replica: leader of %v: the generation's start record: %w", cfg.Ref, err)
@@ -250,6 +255,40 @@ func (l *Leader) Committed(first, _ int64, err error) {
 	}
 	l.settle()
 	l.signal()
+}
+
+// Vouch tells w (Committed(first, last, err)) once the records of an
+// External leadership's log up to last are acknowledgeable at its
+// consistency and its lease holds: the owner appended them at this
+// leadership's generation and its own log has them at its FsyncMode. It is
+// refused as an append is: ErrNoQuorum past the timeout without a
+// majority, ErrUnvouched once the lease lapsed past it or the leadership
+// was deposed, ErrLeaderClosed when it ends. The owner vouches in offset
+// order (its log's acknowledgements come so). It never waits: w is told
+// on whichever goroutine makes the progress.
+func (l *Leader) Vouch(first, last int64, w shardlog.Waiter) {
+	select {
+	case <-l.done:
+		w.Committed(first, last, ErrLeaderClosed)
+		return
+	default:
+	}
+	if l.deposed.Load() {
+		w.Committed(first, last, ErrUnvouched)
+		return
+	}
+	l.pmu.Lock()
+	l.queue = append(l.queue, pendingAck{first: first, last: last, deadline: time.Now().Add(l.cfg.Timeout), w: w})
+	if cap(l.queue) > cap(l.queueRoom) {
+		l.queueRoom = l.queue[:0:cap(l.queue)]
+	}
+	l.pmu.Unlock()
+	l.settle()
+	select {
+	case <-l.done: // closed meanwhile: Close's failAll may have run before the append
+		l.failAll(ErrLeaderClosed)
+	default:
+	}
 }
 
 // errExternal refuses an Append to a leadership whose log's owner appends.

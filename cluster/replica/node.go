@@ -225,7 +225,7 @@ func (n *Node) leadOne(ctx context.Context, h, primary *held, gen uint64, o Lead
 		Transport: n.cfg.Transport, Consistency: o.Consistency, Lease: &primary.lease, Commit: h.follower.Commit(),
 		Timeout: o.Timeout, OnCommit: o.OnCommit, External: external}
 	if h != primary {
-		cfg.Consistency, cfg.OnCommit = ConsistencyLeader, nil
+		cfg.OnCommit = nil // a secondary part's owner reads its log itself; its level is its primary's
 	}
 	l, err := NewLeader(cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"math"
+	"time"
 )
 
 // A secondary part's leadership starts after its adoption (follower_adopt.go):
@@ -37,7 +38,16 @@ func (n *Node) leadPart(h, primary *held, gen uint64, o LeadOptions) {
 			n.logger(h).Warn("replica part could not be fenced to lead with its shard", "log", h.ref.String(), "generation", gen, "err", err)
 			return
 		}
-		n.adoptTail(ctx, h, gen, o.Followers)
+		for !n.adoptTail(ctx, h, gen, o.Followers) && o.Consistency == ConsistencyQuorum {
+			// A Quorum part's acknowledged records are on a majority, not
+			// necessarily on this replica: it leads only once it heard
+			// enough replicas that every one of them is among what it took.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(n.cfg.Lease / 4):
+			}
+		}
 		if _, err := n.leadOne(ctx, h, primary, gen, o); err != nil && ctx.Err() == nil {
 			n.logger(h).Warn("replica part could not lead with its shard", "log", h.ref.String(), "generation", gen, "err", err)
 		}
@@ -46,10 +56,14 @@ func (n *Node) leadPart(h, primary *held, gen uint64, o LeadOptions) {
 
 // adoptTail takes the longest of the followers' logs of h, when one is
 // longer than h's own: it returns once that adoption ended (or ctx did).
-func (n *Node) adoptTail(ctx context.Context, h *held, gen uint64, followers []string) {
+// It reports whether what h holds now covers every record a majority of
+// the replicas holds: R-M+1 replicas (h among them) answered and h took
+// the longest of their tails (any R-M+1 replicas meet every majority).
+func (n *Node) adoptTail(ctx context.Context, h *held, gen uint64, followers []string) bool {
 	if len(followers) == 0 {
-		return
+		return true
 	}
+	need := len(followers) + 1 - Majority(len(followers)+1) // answers besides h's own
 	ask, cancel := context.WithTimeout(ctx, n.cfg.Lease/4)
 	defer cancel()
 	answers := make(chan partEnd, len(followers))
@@ -60,21 +74,28 @@ func (n *Node) adoptTail(ctx context.Context, h *held, gen uint64, followers []s
 		}()
 	}
 	best := partEnd{gen: h.log.LastGeneration(), end: nextOffset(h.log)}
+	answered := 0
 	for range followers {
 		a := <-answers
-		if a.err == nil && (a.gen > best.gen || a.gen == best.gen && a.end > best.end) {
+		if a.err != nil {
+			continue
+		}
+		answered++
+		if a.gen > best.gen || a.gen == best.gen && a.end > best.end {
 			best = a
 		}
 	}
 	if best.peer == "" {
-		return
+		return answered >= need
 	}
 	done := h.follower.startAdopt(best.peer, gen, best.end)
 	if done == nil {
-		return
+		return false
 	}
 	select {
 	case <-done:
 	case <-ctx.Done():
+		return false
 	}
+	return answered >= need && h.log.LastGeneration() == best.gen && nextOffset(h.log) >= best.end
 }

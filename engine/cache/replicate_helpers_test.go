@@ -2,6 +2,7 @@ package cache
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,4 +196,15 @@ func replicatedStore(t *testing.T, fs vfs.FS, r *fakeReplication, cfg Config) (*
 		t.Fatal(err)
 	}
 	return s, mustCache(t, s)
+}
+
+// Vouch answers at once: the fake replicates at the Leader level.
+func (p *fakePart) Vouch(_ uint32, first, last int64, w shardlog.Waiter) {
+	w.Committed(first, last, nil)
+}
+
+// Commit bounds nothing: the Leader level.
+func (p *fakePart) Commit(gen uint32) (int64, bool) {
+	g, ok := p.Leading()
+	return math.MaxInt64, ok && g == gen
 }

@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,4 +189,15 @@ func cursorEntry(group string, cursor int64) shardlog.Entry {
 
 func deadEntryFor(group string, ev deadEvent) shardlog.Entry {
 	return shardlog.Entry{Key: []byte(group), Value: appendDeadValue(nil, &ev)}
+}
+
+// Vouch answers at once: the fake replicates at the Leader level.
+func (p *fakePart) Vouch(_ uint32, first, last int64, w shardlog.Waiter) {
+	w.Committed(first, last, nil)
+}
+
+// Commit bounds nothing: the Leader level.
+func (p *fakePart) Commit(gen uint32) (int64, bool) {
+	g, ok := p.Leading()
+	return math.MaxInt64, ok && g == gen
 }
