@@ -43,21 +43,34 @@ type promotion struct {
 	oldLeader cluster.Replica
 	target    int64 // a Leader stream's new leader must reach it
 	// unreachable: it began because most followers could not reach the
-	// old leader, so another replica leads when one may.
+	// old leader, so another replica leads when one may. It is given up a
+	// lease after fencing began (avoidOldFor): a replica that never
+	// answers (its disk is gone, it is cut off from the control plane)
+	// must not keep the shard leaderless once the old leader's answer is
+	// enough.
 	unreachable bool
 
 	seq      uint64             // the write in flight (Clearing, Naming); 0: none
 	written  cluster.Assignment // what that write stores
 	revision int64              // of the leaderless assignment, from step 1's WriteDone
 
-	fencedAt time.Duration // when fences were last sent
-	answers  map[cluster.Replica]FenceReplied
-	chosen   cluster.Replica
+	fencingSince time.Duration // when step 2 began
+	fencedAt     time.Duration // when fences were last sent
+	answers      map[cluster.Replica]FenceReplied
+	chosen       cluster.Replica
 }
 
 // fenceResend is how long unanswered fences wait before they are sent
 // again.
 func (m *Machine) fenceResend() time.Duration { return max(m.lease/4, 1) }
+
+// avoidOldFor is how long a promotion away from a leader its followers
+// could not reach waits for the other replicas' answers before it counts
+// the old leader's as any other: one lease. Choosing the old leader then
+// is safe (its answer is enough by the same rule as always) and, if it is
+// still cut off, it is withheld and replaced again; waiting for ever is
+// not, as a replica whose disk was replaced never answers.
+func (m *Machine) avoidOldFor() time.Duration { return m.lease }
 
 // tick begins the promotions that are due and sends again the fences not
 // answered, in shard order.
@@ -70,8 +83,14 @@ func (m *Machine) tick(now time.Duration) {
 			if s.known && !s.stale && m.now >= m.expiry(s) {
 				m.begin(id, s)
 			}
-		case p.phase == Fencing && m.now >= p.fencedAt+m.fenceResend():
-			m.fence(id, s, p)
+		case p.phase == Fencing:
+			if p.unreachable && m.now >= p.fencingSince+m.avoidOldFor() {
+				p.unreachable = false
+				m.decide(id, s, p)
+			}
+			if p.phase == Fencing && m.now >= p.fencedAt+m.fenceResend() {
+				m.fence(id, s, p)
+			}
 		}
 	}
 }
@@ -108,6 +127,7 @@ func (m *Machine) writeDone(ev WriteDone) {
 	switch p.phase {
 	case Clearing:
 		p.phase, p.revision, p.answers = Fencing, ev.Revision, map[cluster.Replica]FenceReplied{}
+		p.fencingSince = m.now
 		m.fence(s.stored.Shard, s, p)
 	case Naming:
 		s.promotion = nil
@@ -161,6 +181,12 @@ func (m *Machine) fenceReplied(ev FenceReplied) {
 		return
 	}
 	p.answers[ev.From] = ev
+	m.decide(ev.Shard, s, p)
+}
+
+// decide is steps 3 to 5: once the answers are enough, it chooses the new
+// leader and writes it.
+func (m *Machine) decide(id cluster.ShardID, s *shard, p *promotion) {
 	b := ballot{replicas: s.stored.Assignment.Replicas, factor: s.factor(), oldLeader: p.oldLeader,
 		leaderStream: s.consistency == Leader, target: p.target, answers: p.answers, avoidOld: p.unreachable,
 		acksDurable: s.acksDurable}
@@ -170,7 +196,7 @@ func (m *Machine) fenceReplied(ev FenceReplied) {
 	}
 	p.phase, p.chosen = Naming, chosen
 	a := s.stored.Assignment
-	m.write(ev.Shard, s, p, cluster.Assignment{Replicas: leaderFirst(a.Replicas, chosen), Leader: chosen,
+	m.write(id, s, p, cluster.Assignment{Replicas: leaderFirst(a.Replicas, chosen), Leader: chosen,
 		Generation: p.generation, Incarnation: a.Incarnation}, p.revision)
 }
 

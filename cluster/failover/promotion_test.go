@@ -310,3 +310,45 @@ func TestAnUncleanAnswerDoesNotCountWhenAcksPrecedeTheFsync(t *testing.T) {
 	h.noWrite(h.reply(id, rc, 2, 1, 7, 7, true), "one clean answer and one unclean")
 	h.named(h.reply(id, ra, 2, 1, 9, 9, true), ra, 2, 11, ra, rb, rc)
 }
+
+// TestAnAvoidedLeaderIsChosenOnceTheOthersHaveHadALease: the leader's
+// followers cannot answer it (b is cut off, c's disk was replaced, so the
+// replica c names never answers again), so the promotion first waits for
+// the others' answers rather than choose the old leader again. b's answer
+// alone is not enough and c's never comes: a lease after fencing began,
+// the old leader's clean answer counts as any other, and it is chosen
+// (seed 12 of the simulator, which left the shard leaderless for good).
+func TestAnAvoidedLeaderIsChosenOnceTheOthersHaveHadALease(t *testing.T) {
+	h := newHarness(t, 1, 0)
+	id := shardN(0)
+	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
+	if !granted(h.beat(ra, 1, lease, leadsHeard(id, 1, 5, 0)), id, 1) {
+		t.Fatal("the leader was not granted")
+	}
+	h.beat(ra, 2, lease+lease/4, leadsHeard(id, 1, 5, lease+1))
+	if !h.shardStatus(id).Withheld {
+		t.Fatal("no quorum answers the leader: the shard should be withheld from it")
+	}
+	fencing := 2 * lease // the last grant's lease ends
+	h.clear(id, fencing, 2, 11)
+	h.noWrite(h.reply(id, ra, 2, 1, 5, 5, true), "the avoided old leader's answer")
+	h.noWrite(h.reply(id, rb, 2, 1, 5, 5, true), "one answer of the two others needed")
+	h.noWrite(h.tick(fencing+lease-1), "within a lease of fencing")
+	h.named(h.tick(fencing+lease), ra, 2, 11, ra, rb, rc)
+}
+
+// TestAnAvoidedLeaderIsNotChosenWhenTheOthersAnswerInTime: the same, but
+// c answers within the lease: b and c are enough, and the longer leads.
+func TestAnAvoidedLeaderIsNotChosenWhenTheOthersAnswerInTime(t *testing.T) {
+	h := newHarness(t, 1, 0)
+	id := shardN(0)
+	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
+	h.beat(ra, 1, lease, leadsHeard(id, 1, 5, 0))
+	h.beat(ra, 2, lease+lease/4, leadsHeard(id, 1, 5, lease+1))
+	fencing := 2 * lease
+	h.clear(id, fencing, 2, 11)
+	h.noWrite(h.reply(id, ra, 2, 1, 6, 6, true), "the avoided old leader's answer")
+	h.noWrite(h.tick(fencing+lease/2), "half a lease in, one answer")
+	h.noWrite(h.reply(id, rb, 2, 1, 5, 5, true), "one answer of the two others needed")
+	h.named(h.reply(id, rc, 2, 1, 6, 6, true), rc, 2, 11, rc, ra, rb)
+}
