@@ -92,7 +92,10 @@ func (m *Manager) settle(k Key, who string, offsets []int64, logs bool, rule fun
 	}
 	var refused []int64
 	var heldBy map[int64]string
+	var quorum quorumWait
 	err := m.withGroup(k, func(g *group) error {
+		g.quorum = quorumWait{}
+		defer func() { quorum, g.quorum = g.quorum, quorumWait{} }()
 		if logs {
 			if err := g.sg.refusal(); err != nil {
 				return err
@@ -122,6 +125,9 @@ func (m *Manager) settle(k Key, who string, offsets []int64, logs bool, rule fun
 		}
 		return err
 	})
+	if err == nil {
+		err = quorum.await() // a Quorum stream's: once a majority holds what it logged (quorum.go)
+	}
 	if err == nil && refused != nil {
 		err = &ClaimError{Offsets: refused, HeldBy: heldBy}
 	}

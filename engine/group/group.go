@@ -14,6 +14,9 @@ type group struct {
 	sg   *shardGroups
 	name string
 	key  []byte // name, for log records
+	// quorum is what the operation running under mu appended and must see
+	// vouched for before it returns (a Quorum stream's, quorum.go).
+	quorum quorumWait
 
 	mu      sync.Mutex
 	cursor  int64 // every offset below is finished; durable through the cursor log
@@ -170,6 +173,7 @@ func (g *group) logCursor() error {
 	if err != nil {
 		return err
 	}
+	g.noteQuorum(g.sg.cursors, at)
 	g.sg.noteLatest(g.name, at)
 	g.logged = g.cursor
 	return nil
@@ -185,5 +189,9 @@ func (g *group) logDead(ev *deadEvent, w shardlog.Waiter) error {
 func (g *group) logDeadAt(ev *deadEvent, w shardlog.Waiter) (int64, error) {
 	g.value = appendDeadValue(g.value[:0], ev)
 	g.entry[0] = shardlog.Entry{Key: g.key, Value: g.value}
-	return g.sg.deadLog.appendAt(g.entry[:], w)
+	at, err := g.sg.deadLog.appendAt(g.entry[:], w)
+	if err == nil {
+		g.noteQuorum(g.sg.deadLog, at)
+	}
+	return at, err
 }

@@ -42,6 +42,9 @@ func (l *groupLog) appendAt(entries []shardlog.Entry, w shardlog.Waiter) (int64,
 	if p == nil {
 		at, err = lg.Append(entries, gen, w)
 	} else {
+		if w != nil && l.sg.quorum {
+			w = &vouchWaiter{p: p, gen: gen, w: w} // told once a majority holds them (quorum.go)
+		}
 		at, err = l.appendLed(lg, entries, gen, w) // replicated.go
 	}
 	if err != nil {
@@ -77,7 +80,12 @@ func (l *groupLog) appendWait(entries []shardlog.Entry) (int64, error) {
 		w := make(waitChan, 1)
 		if at, err = l.appendLed(lg, entries, gen, w); err == nil {
 			p.Appended()
-			err = <-w
+			if err = <-w; err == nil && l.sg.quorum {
+				p.Vouch(gen, at, at+int64(len(entries))-1, w)
+				if err = <-w; err != nil {
+					return at, err // the log holds it; a majority may not (not a log failure)
+				}
+			}
 		}
 	}
 	if err != nil {

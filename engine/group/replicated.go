@@ -68,8 +68,12 @@ func (sg *shardGroups) holdParts() error {
 // hold holds lg, the group log's log now, as its part.
 func (l *groupLog) hold(lg *shardlog.Log) error {
 	sg := l.sg
+	cons := engine.ConsistencyLeader
+	if sg.quorum {
+		cons = engine.ConsistencyQuorum
+	}
 	p, err := sg.m.opts.Replication.HoldPart(engine.PartLog{ID: sg.id, Shard: sg.shard.Index(), Part: l.part,
-		FS: sg.m.eng.FS(), Dir: l.name, Log: lg})
+		FS: sg.m.eng.FS(), Dir: l.name, Log: lg, Consistency: cons})
 	if err != nil {
 		return fmt.Errorf("felix/group: replicating %s: %w", l.name, err)
 	}

@@ -29,6 +29,10 @@ type shardGroups struct {
 	// open for the shard's lifetime; its groups serve only while this
 	// broker leads it, rebuilt at each generation (replicated.go).
 	held bool
+	// quorum (held): the stream is at Quorum, and so are its group logs:
+	// an ack, nack, reject or create returns once its records are on a
+	// majority (quorum.go).
+	quorum bool
 
 	// mu guards groups, closed, and for a held shard gen and built.
 	// Read-locked by every operation on a group (which then takes that
@@ -60,7 +64,7 @@ type shardGroups struct {
 // its groups rebuilt once this broker leads it (replicated.go).
 func openShardGroups(m *Manager, sh *engine.Shard, held bool) (*shardGroups, error) {
 	s := sh.Stream()
-	sg := &shardGroups{m: m, shard: sh, id: s.ID(), held: held,
+	sg := &shardGroups{m: m, shard: sh, id: s.ID(), held: held, quorum: held && s.Info().Config.Consistency == engine.ConsistencyQuorum,
 		groups: map[string]*group{}, latest: map[string]int64{}, done: make(chan struct{})}
 	if !held {
 		sg.gen = s.Info().Generation
