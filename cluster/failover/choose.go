@@ -17,6 +17,9 @@ type ballot struct {
 	// acksDurable: acknowledgements follow the fsync (Assigned.AcksDurable);
 	// otherwise an unclean answer does not count.
 	acksDurable bool
+	// gone are the replicas whose broker heartbeats from another disk: they
+	// will never answer, and hold nothing anyone can read.
+	gone map[cluster.Replica]bool
 }
 
 // choose is steps 3 and 4: once the answers are enough that every
@@ -83,8 +86,9 @@ func (b ballot) choose() (cluster.Replica, bool) {
 // When acknowledgements precede the fsync, an answer from a replica that
 // stopped uncleanly (its machine booted again: it may have lost what it
 // acknowledged) does not count either. Once every replica has answered,
-// though, nothing more can be learnt: the highest answer holds all that
-// survives anywhere, and is enough.
+// though, or is gone (its broker is back on another disk), nothing more
+// can be learnt: the highest answer holds all that survives anywhere, and
+// is enough.
 func (b ballot) enough() bool {
 	if b.allAnswered() {
 		return true
@@ -123,10 +127,11 @@ func longer(a, b FenceReplied) bool {
 	return end(a) > end(b)
 }
 
-// allAnswered reports whether every replica of the set has answered.
+// allAnswered reports whether every replica of the set has answered or
+// is gone.
 func (b ballot) allAnswered() bool {
 	for _, r := range b.replicas {
-		if _, ok := b.answers[r]; !ok {
+		if _, ok := b.answers[r]; !ok && !b.gone[r] {
 			return false
 		}
 	}

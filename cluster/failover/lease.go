@@ -7,6 +7,7 @@ import "github.com/felixbroker/felix/cluster"
 // generation, that is not being taken from it.
 func (m *Machine) heartbeat(ev Heartbeat) {
 	m.advance(ev.At)
+	m.disks[ev.Broker.Broker] = ev.Broker.DiskID
 	g := Grant{To: ev.Broker, HeartbeatSeq: ev.Seq, Epoch: m.epoch, Lease: m.lease}
 	for _, r := range ev.Reports {
 		s := m.shards[r.Shard]

@@ -33,6 +33,11 @@ type Machine struct {
 
 	shards map[cluster.ShardID]*shard
 	sent   map[uint64]cluster.ShardID // writes not answered yet, by Seq
+	// disks is the disk each broker's latest heartbeat came from: a
+	// replica naming the broker on another disk is gone for good (a broker
+	// has one data directory, and a new one has a new disk id), so a
+	// promotion does not wait for its answer.
+	disks map[string]string
 
 	actions []Action
 }
@@ -47,7 +52,7 @@ func New(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("%w: lease %v: it must be positive", ErrInvalidEvent, cfg.Lease)
 	}
 	return &Machine{epoch: cfg.Epoch, lease: cfg.Lease, started: cfg.Now, now: cfg.Now,
-		shards: map[cluster.ShardID]*shard{}, sent: map[uint64]cluster.ShardID{}}, nil
+		shards: map[cluster.ShardID]*shard{}, sent: map[uint64]cluster.ShardID{}, disks: map[string]string{}}, nil
 }
 
 // Epoch is the election revision the machine was started with.

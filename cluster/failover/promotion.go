@@ -84,10 +84,12 @@ func (m *Machine) tick(now time.Duration) {
 				m.begin(id, s)
 			}
 		case p.phase == Fencing:
+			// What changed without an answer: the old leader's avoidance
+			// may be over, a replica may be known gone.
 			if p.unreachable && m.now >= p.fencingSince+m.avoidOldFor() {
 				p.unreachable = false
-				m.decide(id, s, p)
 			}
+			m.decide(id, s, p)
 			if p.phase == Fencing && m.now >= p.fencedAt+m.fenceResend() {
 				m.fence(id, s, p)
 			}
@@ -189,7 +191,7 @@ func (m *Machine) fenceReplied(ev FenceReplied) {
 func (m *Machine) decide(id cluster.ShardID, s *shard, p *promotion) {
 	b := ballot{replicas: s.stored.Assignment.Replicas, factor: s.factor(), oldLeader: p.oldLeader,
 		leaderStream: s.consistency == Leader, target: p.target, answers: p.answers, avoidOld: p.unreachable,
-		acksDurable: s.acksDurable}
+		acksDurable: s.acksDurable, gone: m.gone(s.stored.Assignment.Replicas)}
 	chosen, ok := b.choose()
 	if !ok {
 		return
@@ -198,6 +200,21 @@ func (m *Machine) decide(id cluster.ShardID, s *shard, p *promotion) {
 	a := s.stored.Assignment
 	m.write(id, s, p, cluster.Assignment{Replicas: leaderFirst(a.Replicas, chosen), Leader: chosen,
 		Generation: p.generation, Incarnation: a.Incarnation}, p.revision)
+}
+
+// gone is which of replicas have their broker heartbeating from another
+// disk; nil when none.
+func (m *Machine) gone(replicas []cluster.Replica) map[cluster.Replica]bool {
+	var out map[cluster.Replica]bool
+	for _, r := range replicas {
+		if d, ok := m.disks[r.Broker]; ok && d != r.DiskID {
+			if out == nil {
+				out = map[cluster.Replica]bool{}
+			}
+			out[r] = true
+		}
+	}
+	return out
 }
 
 // leaderFirst is the replicas with the leader first, the others in their

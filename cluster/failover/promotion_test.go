@@ -352,3 +352,24 @@ func TestAnAvoidedLeaderIsNotChosenWhenTheOthersAnswerInTime(t *testing.T) {
 	h.noWrite(h.reply(id, rb, 2, 1, 5, 5, true), "one answer of the two others needed")
 	h.named(h.reply(id, rc, 2, 1, 6, 6, true), rc, 2, 11, rc, ra, rb)
 }
+
+// TestAReplicaWhoseBrokerIsOnAnotherDiskIsNotWaitedFor: at Periodic, a's
+// unclean answer does not count and c's alone is not enough, so the
+// promotion waits for b. Once b heartbeats from another disk (wiped or
+// replaced), the replica on b's old disk will never answer: every replica
+// has answered or is gone, and the highest answer leads (sim seed 14,
+// whose shard stayed leaderless for good).
+func TestAReplicaWhoseBrokerIsOnAnotherDiskIsNotWaitedFor(t *testing.T) {
+	h := newHarness(t, 1, 0)
+	h.acksBeforeSync = true
+	id := shardN(0)
+	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
+	w := h.oneWrite(h.tick(lease))
+	h.step(failover.WriteDone{Seq: w.Seq, Revision: 11})
+	h.noWrite(h.reply(id, ra, 2, 1, 9, 7, false), "the old leader's unclean answer")
+	h.noWrite(h.reply(id, rc, 2, 1, 8, 8, true), "one clean answer of the two needed")
+	h.beat(rb, 1, lease+1)
+	h.noWrite(h.tick(lease+2), "b heartbeats from the disk its replica names")
+	h.beat(cluster.Replica{Broker: "b", DiskID: "disk-b-new"}, 2, lease+3)
+	h.named(h.tick(lease+4), rc, 2, 11, rc, ra, rb)
+}
