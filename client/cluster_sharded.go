@@ -19,6 +19,11 @@ type ShardedOptions struct {
 	QueueCapacity uint32
 	Overflow      Overflow
 	Buffer        int
+	// Until stops each shard where SubscribeOptions.Until says: with
+	// UntilEnd, at its end as it was when the shard's subscription was
+	// first opened (a shard opened again keeps that end). Once every shard
+	// is there, Next returns an error matching ErrEndReached.
+	Until Until
 }
 
 // ShardedSubscription reads every shard of a stream: one Subscription per
@@ -51,6 +56,7 @@ type ShardedSubscription struct {
 	next     map[int]int64 // per shard: the offset after the last event Next returned
 	reopened map[int]int64 // per shard: times it was opened again
 	down     map[int]bool  // shards being re-established now
+	atEnd    map[int]bool  // shards whose Until's end is reached
 	err      error         // what ended it
 }
 
@@ -69,8 +75,8 @@ func (c *ClusterClient) SubscribeSharded(ctx context.Context, stream Stream, opt
 		buffer = DefaultSubscribeBuffer
 	}
 	s := &ShardedSubscription{c: c, stream: stream, items: make(chan Event, buffer),
-		opts: SubscribeOptions{QueueCapacity: opts.QueueCapacity, Overflow: opts.Overflow, Buffer: opts.Buffer},
-		next: map[int]int64{}, reopened: map[int]int64{}, down: map[int]bool{}}
+		opts: SubscribeOptions{QueueCapacity: opts.QueueCapacity, Overflow: opts.Overflow, Buffer: opts.Buffer, Until: opts.Until},
+		next: map[int]int64{}, reopened: map[int]int64{}, down: map[int]bool{}, atEnd: map[int]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	subs := make([]*Subscription, 0, len(info.Shards))
 	for shard := range len(info.Shards) {
@@ -135,13 +141,21 @@ func (s *ShardedSubscription) pump(sub *Subscription) {
 		if s.ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, ErrEndReached) {
+			s.reached(shard)
+			return
+		}
 		var end *SubscriptionEndedError
 		if !errors.As(err, &end) || !resumable(err) {
 			s.end(&ShardError{Shard: shard, Err: err})
 			return
 		}
 		_ = sub.Close()
-		if sub = s.reopen(shard, end.ResumeOffset); sub == nil {
+		until := s.opts.Until
+		if at, ok := sub.EndOffset(); ok {
+			until = UntilOffset(at) // the end it had, not the shard's end now
+		}
+		if sub = s.reopen(shard, end.ResumeOffset, until); sub == nil {
 			return
 		}
 	}
@@ -149,11 +163,11 @@ func (s *ShardedSubscription) pump(sub *Subscription) {
 
 // reopen opens shard again from offset at its leader, round after round
 // of the RetryPolicy, until it is back (nil: the subscription ended).
-func (s *ShardedSubscription) reopen(shard int, offset int64) *Subscription {
+func (s *ShardedSubscription) reopen(shard int, offset int64, until Until) *Subscription {
 	s.mark(shard, true)
 	defer s.mark(shard, false)
 	so := s.opts
-	so.Start = FromOffset(offset)
+	so.Start, so.Until = FromOffset(offset), until
 	for {
 		sub, err := s.c.Subscribe(s.ctx, s.stream, shard, so)
 		if err == nil {
@@ -188,6 +202,18 @@ func (s *ShardedSubscription) mark(shard int, down bool) {
 	}
 }
 
+// reached records that shard is at its Until's end; the last shard there
+// ends the subscription with ErrEndReached.
+func (s *ShardedSubscription) reached(shard int) {
+	s.mu.Lock()
+	s.atEnd[shard] = true
+	all := len(s.atEnd) == len(s.next)
+	s.mu.Unlock()
+	if all {
+		s.end(ErrEndReached)
+	}
+}
+
 // end ends the subscription with err, unless it has ended.
 func (s *ShardedSubscription) end(err error) {
 	s.mu.Lock()
@@ -203,7 +229,8 @@ func (s *ShardedSubscription) Stream() Stream { return s.stream }
 
 // Next waits for the next event of any shard, within ctx. Once the
 // subscription has ended it returns what ended it (after the events
-// already merged): a *ShardError, or ErrClosed after Close.
+// already merged): a *ShardError, ErrClosed after Close, or ErrEndReached
+// once every shard is at its Until's end.
 func (s *ShardedSubscription) Next(ctx context.Context) (Event, error) {
 	select {
 	case ev := <-s.items:

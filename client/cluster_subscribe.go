@@ -45,5 +45,5 @@ func (e *ShardError) Unwrap() error { return e.Err }
 // moved or has no serving leader yet, the broker ended it for falling
 // behind. Not after Close, nor a refusal no attempt can fix.
 func resumable(err error) bool {
-	return !errors.Is(err, ErrClosed) && Retryable(err)
+	return !errors.Is(err, ErrClosed) && !errors.Is(err, ErrEndReached) && Retryable(err)
 }

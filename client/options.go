@@ -17,7 +17,7 @@ const (
 	DefaultPingInterval  = 15 * time.Second
 	DefaultInflightMax   = 4096
 	DefaultClientName    = "felix-go"
-	DefaultFeatures      = Features(wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | cacheFeatures | queueFeatures)
+	DefaultFeatures      = Features(wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | cacheFeatures | queueFeatures | subscribeFeatures)
 	defaultWriteBufBytes = 4 << 20
 )
 

@@ -88,6 +88,8 @@ func (c *conn) dispatch(f wire.Frame) error {
 		return c.onEventBatch(f)
 	case wire.TypeSubscriptionEnded:
 		return c.onSubscriptionEnded(f)
+	case wire.TypeSubscriptionAtEnd:
+		return c.onSubscriptionAtEnd(f)
 	case wire.TypeSubscribed:
 		return c.onSubscribed(f)
 	case wire.TypePing:

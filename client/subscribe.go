@@ -29,6 +29,7 @@ type Subscription struct {
 	id        uint64
 	attached  bool  // registered on conn under id
 	first     int64 // SUBSCRIBED's first offset
+	endAt     int64 // SUBSCRIBED's end offset; -1 without one
 	next      int64 // the offset the reader is due next
 	ring      []event
 	head, n   int
@@ -41,7 +42,8 @@ type Subscription struct {
 // SubscriptionEndedError says why a subscription ended and where to resume.
 // errors.Is matches its cause: ErrSubscriberLagged, ErrNotFound (the stream
 // was deleted), ErrShuttingDown, ErrNotLeader (the shard moved),
-// ErrConnectionLost, ErrClosed.
+// ErrConnectionLost, ErrClosed, or ErrEndReached (an Until's end: not a
+// failure).
 type SubscriptionEndedError struct {
 	Stream Stream
 	Shard  int
@@ -103,7 +105,7 @@ func newSubscription(c *Client, stream Stream, shard int, opts SubscribeOptions)
 	if buffer <= 0 {
 		buffer = DefaultSubscribeBuffer
 	}
-	return &Subscription{client: c, stream: stream, shard: shard,
+	return &Subscription{client: c, stream: stream, shard: shard, endAt: -1,
 		notify: make(chan struct{}, 1), ring: make([]event, buffer)}
 }
 
@@ -117,8 +119,12 @@ func (s *Subscription) start(ctx context.Context, cn *conn, opts SubscribeOption
 	cl := newCall(false)
 	cl.sub = s
 	m := &wire.Subscribe{Stream: ref, Shard: uint32(s.shard),
-		Start:         wire.Start{From: opts.Start.wireFrom(), Offset: uint64(opts.Start.offset)},
+		Start:         wire.Start{From: opts.Start.wireFrom(), Offset: uint64(opts.Start.offset), Time: opts.Start.time},
 		QueueCapacity: opts.QueueCapacity, Overflow: opts.Overflow.wire()}
+	opts.Until.wire(m)
+	if need := m.RequiredFeatures(); !cn.features.Has(need) {
+		return notNegotiated(need &^ cn.features)
+	}
 	if err := cn.control(ctx, m, cl); err != nil {
 		return err
 	}
@@ -146,6 +152,14 @@ func (s *Subscription) FirstOffset() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.first
+}
+
+// EndOffset is the offset a subscription with an Until stops before, as
+// the broker fixed it; ok is false without an Until.
+func (s *Subscription) EndOffset() (end int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endAt, s.endAt >= 0
 }
 
 // Next waits for the next event, within ctx. Once the subscription has

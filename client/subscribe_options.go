@@ -6,10 +6,18 @@ import (
 	"github.com/felixbroker/felix/netio/wire"
 )
 
+// subscribeFeatures are the bits a bounded subscription needs.
+const subscribeFeatures = wire.FeatureSubscribeBounds
+
+// FeatureSubscribeBounds is the protocol's bit for FromTime and Until: a
+// broker without it is not asked for either.
+const FeatureSubscribeBounds = Features(wire.FeatureSubscribeBounds)
+
 // Start is where a subscription starts reading; the zero Start is latest.
 type Start struct {
 	from   wire.StartFrom
 	offset int64
+	time   int64 // unix ns, with FromTime
 }
 
 // FromLatest starts at the records published after the subscription is
@@ -26,6 +34,43 @@ func FromEarliest() Start { return Start{from: wire.StartEarliest} }
 // delivery with no gap and no duplicate.
 func FromOffset(offset int64) Start { return Start{from: wire.StartOffset, offset: offset} }
 
+// FromTime starts at the first record whose timestamp is at or after t
+// (the shard's end when there is none): the broker looks it up in the
+// shard's sparse index, never reading the whole log. A broker that does
+// not serve it (FeatureSubscribeBounds) is not asked: the subscribe fails
+// with ErrFeatureNotNegotiated. Subscription.FirstOffset is the offset it
+// found.
+func FromTime(t time.Time) Start { return Start{from: wire.StartTime, time: t.UnixNano()} }
+
+// Until is where a subscription stops; the zero Until never does.
+type Until struct {
+	set    bool
+	offset int64 // -1: the shard's end when the subscription registers
+}
+
+// UntilEnd stops at the shard's end as it is when the subscription
+// registers (as kcat -e): once every record below it has been delivered
+// (or dropped, a gap), Next returns an error matching ErrEndReached. Only
+// the broker can say the end is reached, since the offsets of its control
+// records are never delivered; a broker that does not serve it
+// (FeatureSubscribeBounds) is not asked: the subscribe fails with
+// ErrFeatureNotNegotiated.
+func UntilEnd() Until { return Until{set: true, offset: -1} }
+
+// UntilOffset stops before offset, as UntilEnd does at the end: to open
+// again, from its ResumeOffset, a subscription that ended early, with the
+// end it had (Subscription.EndOffset).
+func UntilOffset(offset int64) Until { return Until{set: true, offset: max(offset, 0)} }
+
+func (u Until) wire(m *wire.Subscribe) {
+	if !u.set {
+		return
+	}
+	m.UntilEnd = true
+	if u.offset >= 0 {
+		m.UntilOffset = wire.U64(uint64(u.offset))
+	}
+}
 // Overflow is what the subscription's full queue at the broker does with
 // the next record. It is the only place a subscription loses records: the
 // client never drops one.
@@ -68,6 +113,9 @@ type SubscribeOptions struct {
 	// stops reading, so the broker's queue fills and Overflow applies
 	// there; a replay of history is simply paced.
 	Buffer int
+	// Until is where the subscription stops: UntilEnd, UntilOffset; the
+	// zero Until never does.
+	Until Until
 }
 
 // Event is one record delivered to a subscriber. Its slices are its own:

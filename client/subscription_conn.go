@@ -17,6 +17,9 @@ func (s *Subscription) attach(c *conn, m wire.Subscribed) {
 	}
 	s.conn, s.id, s.attached = c, m.SubscriptionID, true
 	s.first, s.next = int64(m.FirstOffset), int64(m.FirstOffset)
+	if m.EndOffset != nil {
+		s.endAt = int64(min(*m.EndOffset, 1<<63-1))
+	}
 	c.mu.Lock()
 	dead := c.err
 	if dead == nil {
@@ -148,3 +151,27 @@ func (c *conn) onSubscriptionEnded(f wire.Frame) error {
 // errSubscriptionOver closes a subscription's connection once the broker
 // has ended the subscription.
 var errSubscriptionOver = errors.New("felix/client: the subscription ended")
+
+// onSubscriptionAtEnd ends a subscription whose Until's end is reached:
+// after the events before it, Next returns ErrEndReached.
+func (c *conn) onSubscriptionAtEnd(f wire.Frame) error {
+	var m wire.SubscriptionAtEnd
+	if err := wire.DecodeControl(f, c.readLimits, &m); err != nil {
+		return fmt.Errorf("%w: SUBSCRIPTION_AT_END: %w", ErrProtocol, err)
+	}
+	c.mu.Lock()
+	s := c.subs[m.SubscriptionID]
+	c.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.endLocked(&SubscriptionEndedError{Err: ErrEndReached})
+	s.mu.Unlock()
+	return errSubscriptionOver // the connection was the subscription's; close it
+}
+
+// ErrEndReached ends a subscription with an Until once every record
+// before its end has been delivered (or dropped: a gap). It is no failure:
+// the subscription did what it was asked.
+var ErrEndReached = errors.New("felix/client: the subscription reached its end")

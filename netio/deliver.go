@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/netio/wire"
 	"github.com/felixbroker/felix/segment"
 )
@@ -91,6 +92,7 @@ func (d *deliverer) countDrops() {
 }
 
 // end says why the subscription ended, if the client should hear it:
+// SUBSCRIPTION_AT_END once a subscription with until_end is at its end,
 // SUBSCRIPTION_ENDED for the engine's reasons (lagged, stream deleted,
 // engine closed) and for Stop; nothing for an UNSUBSCRIBE (its OK follows)
 // or a closed connection.
@@ -99,6 +101,11 @@ func (d *deliverer) end(err error) {
 		err = context.Cause(d.ctx)
 	}
 	if errors.Is(err, errUnsubscribe) || errors.Is(err, errConnClosed) {
+		return
+	}
+	if errors.Is(err, engine.ErrEndReached) {
+		end, _ := d.sub.EndOffset()
+		d.c.sendControl(0, &wire.SubscriptionAtEnd{SubscriptionID: d.id, EndOffset: uint64(end)})
 		return
 	}
 	e := toWire(err)

@@ -14,8 +14,9 @@ import (
 )
 
 // serverFeatures are what this broker serves: binary publishes, keyed
-// ones, and BROKER_LIST (answered with this broker alone).
-const serverFeatures = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | wire.FeatureDiscovery
+// ones, BROKER_LIST (answered with this broker alone), and subscriptions
+// from a time and until their end.
+const serverFeatures = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | wire.FeatureDiscovery | wire.FeatureSubscribeBounds
 
 // features is what this server advertises: the base set, plus the bits of
 // every optional component its Config carries (each component's file adds

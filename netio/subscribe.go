@@ -13,11 +13,19 @@ const queueRecordsMax = 1 << 20
 
 // subscribe handles SUBSCRIBE: register on the shard (redirecting with
 // not_leader when another broker leads it), answer SUBSCRIBED, then start
-// the subscription's deliverer. Loop only.
+// the subscription's deliverer. A start by time looks the time up in the
+// shard's log, which reads the disk, so that subscribe registers on a
+// goroutine of its own; every other registers on the loop. Loop only.
 func (c *conn) subscribe(f wire.Frame) {
 	var m wire.Subscribe
 	if err := wire.DecodeControl(f, c.s.cfg.Limits, &m); err != nil {
 		c.answer(f.RequestID, toWire(err))
+		return
+	}
+	features := wire.Features(c.features.Load())
+	if need := m.RequiredFeatures(); !features.Has(need) {
+		c.answer(f.RequestID, &wire.Error{Code: wire.CodeFeatureNotNegotiated,
+			Message: "a start by time or an end needs subscribe_bounds", Details: wire.Details{Feature: need &^ features}})
 		return
 	}
 	sh, err := c.shardToSubscribe(&m)
@@ -29,15 +37,31 @@ func (c *conn) subscribe(f wire.Frame) {
 		c.answer(f.RequestID, errShuttingDown)
 		return
 	}
-	sub, err := sh.Subscribe(subscribeOptions(&m))
-	if err != nil {
-		c.s.work.done()
-		c.answer(f.RequestID, toWire(err))
+	c.lastSubID++
+	id, opts := c.lastSubID, subscribeOptions(&m)
+	if opts.Start == engine.StartTime {
+		go c.register(f.RequestID, id, m.Shard, sh, opts)
 		return
 	}
-	c.lastSubID++
-	d := newDeliverer(c, c.lastSubID, m.Shard, sub)
-	c.sendControl(f.RequestID, &wire.Subscribed{SubscriptionID: d.id, FirstOffset: uint64(sub.First())})
+	c.register(f.RequestID, id, m.Shard, sh, opts)
+}
+
+// register subscribes on the shard under the unit of work subscribe took,
+// answers, and starts the deliverer; on the loop or a goroutine of its
+// own.
+func (c *conn) register(requestID, id uint64, shard uint32, sh *engine.Shard, opts engine.SubscribeOptions) {
+	sub, err := sh.Subscribe(opts)
+	if err != nil {
+		c.s.work.done()
+		c.sendError(requestID, toWire(err))
+		return
+	}
+	d := newDeliverer(c, id, shard, sub)
+	ok := &wire.Subscribed{SubscriptionID: d.id, FirstOffset: uint64(sub.First())}
+	if end, until := sub.EndOffset(); until {
+		ok.EndOffset = wire.U64(uint64(end))
+	}
+	c.sendControl(requestID, ok)
 	c.addSub(d)
 	c.s.cfg.Metrics.SubscriptionsActive.Add(1)
 	go d.run()
@@ -65,8 +89,16 @@ func subscribeOptions(m *wire.Subscribe) engine.SubscribeOptions {
 		o.Start = engine.StartEarliest
 	case wire.StartOffset:
 		o.Start, o.Offset = engine.StartOffset, int64(min(m.Start.Offset, 1<<63-1))
+	case wire.StartTime:
+		o.Start, o.Time = engine.StartTime, m.Start.Time
 	default:
 		o.Start = engine.StartLatest
+	}
+	if m.UntilEnd {
+		o.UntilEnd, o.End = true, -1
+		if m.UntilOffset != nil {
+			o.End = int64(min(*m.UntilOffset, 1<<63-1))
+		}
 	}
 	switch m.Overflow {
 	case wire.OverflowDropOld:
