@@ -71,6 +71,7 @@ func (u Until) wire(m *wire.Subscribe) {
 		m.UntilOffset = wire.U64(uint64(u.offset))
 	}
 }
+
 // Overflow is what the subscription's full queue at the broker does with
 // the next record. It is the only place a subscription loses records: the
 // client never drops one.
