@@ -90,6 +90,8 @@ type subCmd struct {
 	Stream string `arg:"" help:"[tenant/]namespace/name"`
 	Shard  int    `help:"Read this shard only (default: every shard of the stream; each line names its shard)." default:"-1"`
 	From   string `help:"latest, earliest, or an offset (on every shard read)." default:"latest"`
+	Since  string `help:"Start each shard at its first record at or after a time: a duration ago (10m, 36h, 7d) or an RFC 3339 time (2026-12-01T15:04:05Z); instead of --from." default:""`
+	Until  bool   `name:"until-end" help:"Exit once every shard read has reached the end it had when the subscription began (as kcat -e)."`
 	Count  int    `help:"Stop after this many records (0: never)." default:"0"`
 	JSON   bool   `name:"json" help:"One JSON object a record."`
 }
@@ -99,7 +101,7 @@ func (c *subCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	start, err := parseStart(c.From)
+	start, err := c.start(time.Now())
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func (c *subCmd) Run() error {
 	defer cl.Close()
 	events, closeSub, err := c.subscribe(ctx, cl, s, start)
 	if err != nil {
-		return missingStream(err, s)
+		return boundsUnserved(missingStream(err, s))
 	}
 	defer closeSub()
 	w := bufio.NewWriter(os.Stdout)
@@ -120,6 +122,10 @@ func (c *subCmd) Run() error {
 	n := 0
 	for ev, err := range events {
 		if err != nil {
+			if errors.Is(err, client.ErrEndReached) {
+				fmt.Fprintf(os.Stderr, "reached the end of every shard read (%d records)\n", n)
+				return nil
+			}
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}
@@ -140,19 +146,27 @@ func (c *subCmd) Run() error {
 // shard by default (SubscribeSharded: a lost shard is opened again while
 // the others go on), --shard N for one.
 func (c *subCmd) subscribe(ctx context.Context, cl *client.ClusterClient, s client.Stream, start client.Start) (iter.Seq2[client.Event, error], func() error, error) {
+	var until client.Until
+	if c.Until {
+		until = client.UntilEnd()
+	}
 	if c.Shard >= 0 {
-		sub, err := cl.Subscribe(ctx, s, c.Shard, client.SubscribeOptions{Start: start})
+		sub, err := cl.Subscribe(ctx, s, c.Shard, client.SubscribeOptions{Start: start, Until: until})
 		if err != nil {
 			return nil, nil, err
 		}
 		fmt.Fprintf(os.Stderr, "subscribed to %s shard %d from offset %d\n", s, c.Shard, sub.FirstOffset())
 		return sub.Events(ctx), sub.Close, nil
 	}
-	sub, err := cl.SubscribeSharded(ctx, s, client.ShardedOptions{Start: start})
+	sub, err := cl.SubscribeSharded(ctx, s, client.ShardedOptions{Start: start, Until: until})
 	if err != nil {
 		return nil, nil, err
 	}
-	fmt.Fprintf(os.Stderr, "subscribed to every shard of %s from %s (lines are [shard:offset])\n", s, c.From)
+	from := c.From
+	if c.Since != "" {
+		from = "--since " + c.Since
+	}
+	fmt.Fprintf(os.Stderr, "subscribed to every shard of %s from %s (lines are [shard:offset])\n", s, from)
 	return sub.Events(ctx), sub.Close, nil
 }
 
