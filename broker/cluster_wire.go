@@ -79,6 +79,7 @@ func (n *node) cacheOptions(co *cache.Options) {
 	}
 	co.Catalog, co.Owner, co.Placement = n.caches, n.view, n.view
 	co.Replication = n.replicas
+	co.QuorumTimeout = n.cfg.PublishTimeout // a Quorum cache's read waits for its write as long as the write does
 }
 
 // groupOptions gives the groups the replication of a replicated stream

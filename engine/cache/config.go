@@ -21,6 +21,12 @@ type Config struct {
 	// brokers (replicate.go): a durable cache in a cluster only.
 	ReplicationFactor int                 `json:"replication_factor"`
 	Fsync             engine.FsyncSetting `json:"fsync"`
+	// Consistency is when a replicated cache's writes are acknowledged
+	// (replicate.go): Leader (the default) once its shard's leader has them
+	// at its FsyncMode, Quorum once a majority of the replica set does and
+	// the leader's lease still holds. A cache of one replica is at Leader
+	// whatever it says.
+	Consistency engine.Consistency `json:"consistency,omitempty"`
 }
 
 // Info is a cache as the catalog holds it.
@@ -38,7 +44,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = 1
 	}
+	if c.Consistency == "" {
+		c.Consistency = engine.ConsistencyLeader
+	}
 	switch {
+	case c.Consistency != engine.ConsistencyLeader && c.Consistency != engine.ConsistencyQuorum:
+		return c, fmt.Errorf("%w: consistency %q (Leader, Quorum)", ErrInvalidConfig, c.Consistency)
 	case c.Shards < 1 || c.Shards > engine.ShardsMax:
 		return c, fmt.Errorf("%w: shards %d not in 1..%d", ErrInvalidConfig, c.Shards, engine.ShardsMax)
 	case c.ReplicationFactor < 1:
@@ -104,8 +115,12 @@ type Options struct {
 	// factor is above 1 (engine/replication_part.go); nil on a broker
 	// alone, which refuses such a cache.
 	Replication engine.PartReplication
-	Logger      *slog.Logger
-	Now         func() time.Time // the clock of TTLs and record timestamps
+	// QuorumTimeout bounds a read of a Quorum cache waiting for its key's
+	// newest write to reach a majority (quorum.go): the publish timeout
+	// in a cluster; 5 s when zero.
+	QuorumTimeout time.Duration
+	Logger        *slog.Logger
+	Now           func() time.Time // the clock of TTLs and record timestamps
 }
 
 // Defaults.
@@ -120,6 +135,7 @@ const (
 	DefaultWatchQueueBytes    = 4 << 20
 	DefaultSnapshotBytesMax   = 256 << 20
 	DefaultValueCacheBytes    = 64 << 20
+	DefaultQuorumTimeout      = 5 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -155,6 +171,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SnapshotBytesMax <= 0 {
 		o.SnapshotBytesMax = DefaultSnapshotBytesMax
+	}
+	if o.QuorumTimeout <= 0 {
+		o.QuorumTimeout = DefaultQuorumTimeout
 	}
 	if o.Owner == nil {
 		o.Owner = engine.Alone{}

@@ -152,6 +152,9 @@ func fold(l *shardlog.Log) (map[string]*counter, error) {
 }
 
 func apply(sums map[string]*counter, r *segment.Record) error {
+	if r.Flags&segment.FlagGenerationStart != 0 {
+		return nil // a Quorum leadership's start (quorum.go): no counter's
+	}
 	c := sums[string(r.Key)]
 	if c == nil {
 		c = &counter{checkpoint: -1}
@@ -217,7 +220,7 @@ func (cs *counterSlot) add(key []byte, delta int64, w CounterWaiter) error {
 		}
 	}
 	op := counterOps.Get().(*counterOp)
-	op.cs, op.w = cs, w
+	op.cs, op.w, op.gen, op.part = cs, w, cs.gen, cs.part
 	off := cs.appended
 	op.res = CounterValue{Exists: true, Sum: sum, Offset: off}
 	binary.LittleEndian.PutUint64(op.val[:], uint64(delta))
@@ -282,6 +285,11 @@ func (cs *counterSlot) get(key []byte) (CounterValue, error) {
 	}
 	if part != nil && !leadsAt(part, led) { // a replicated shard answers only while it leads
 		return CounterValue{}, cs.sh.c.notLeader(cs.sh.index)
+	}
+	if part != nil && cs.sh.quorum {
+		if err := awaitVouched(part, led, v.Offset); err != nil {
+			return CounterValue{}, err
+		}
 	}
 	return v, nil
 }
@@ -413,8 +421,13 @@ type counterOp struct {
 	l     *shardlog.Log // the log it was appended to
 	w     CounterWaiter
 	res   CounterValue
+	gen   uint32    // the generation it was appended at
+	part  *heldPart // the part it was appended to (nil: a cache of one replica)
 	val   [deltaBytes]byte
 	entry [1]shardlog.Entry
+	// vouching: the log acknowledged it and a Quorum shard's part was
+	// asked to vouch for it; the next Committed is the part's answer.
+	vouching bool
 }
 
 var counterOps = sync.Pool{New: func() any { return new(counterOp) }}
@@ -424,10 +437,16 @@ func (op *counterOp) release() {
 	counterOps.Put(op)
 }
 
-func (op *counterOp) Committed(_, _ int64, err error) {
+func (op *counterOp) Committed(first, last int64, err error) {
 	cs, l, w, res := op.cs, op.l, op.w, op.res
+	if err == nil && cs.sh.quorum && !op.vouching && op.part != nil {
+		op.vouching = true
+		op.part.Vouch(op.gen, first, last, op) // quorum.go
+		return
+	}
+	vouching := op.vouching
 	op.release()
-	if err != nil {
+	if err != nil && !vouching {
 		cs.mu.Lock()
 		cs.logFailed(l, err)
 		cs.mu.Unlock()

@@ -18,7 +18,7 @@ import (
 // openReplicated holds l, the counters log just opened, as part 1; the
 // sums are folded once the shard leads. mu held.
 func (cs *counterSlot) openReplicated(fs vfs.FS, dir string, l *shardlog.Log) error {
-	p, err := cs.sh.c.hold(cs.sh.index, engine.PartCounters, fs, dir, l)
+	p, err := cs.sh.c.hold(cs.sh, engine.PartCounters, fs, dir, l)
 	if err != nil {
 		l.Close()
 		return err
@@ -153,7 +153,7 @@ func (cs *counterSlot) rehold(n *shardlog.Log) error {
 		return nil
 	}
 	fs, dir := cs.dir()
-	p, err := cs.sh.c.rehold(cs.part, cs.sh.index, engine.PartCounters, fs, dir, n)
+	p, err := cs.sh.c.rehold(cs.part, cs.sh, engine.PartCounters, fs, dir, n)
 	if err != nil {
 		return err
 	}

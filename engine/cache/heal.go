@@ -77,7 +77,7 @@ func (sh *shard) reholdValues(n *shardlog.Log) error {
 		return nil
 	}
 	fs, root := sh.c.store.fsFor(sh.c.info.Config)
-	np, err := sh.c.rehold(p, sh.index, engine.PartCacheValues, fs, valuesDir(root, sh.c.info.ID, sh.index), n)
+	np, err := sh.c.rehold(p, sh, engine.PartCacheValues, fs, valuesDir(root, sh.c.info.ID, sh.index), n)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func (sh *shard) getLocal(fp fingerprint, key, dst []byte) (Item, error) {
 		if !f.ok {
 			return Item{}, nil
 		}
-		if f.off >= sh.log().End() {
+		if f.off >= sh.visible() {
 			if err := sh.waitVisible(f.off); err != nil {
 				return Item{}, err
 			}

@@ -75,12 +75,20 @@ func (s *Store) checkReplication(cfg Config) error {
 	return nil
 }
 
-// hold registers l, part `part` of shard i, with the replication.
-func (c *Cache) hold(i, part int, fs vfs.FS, dir string, l *shardlog.Log) (*heldPart, error) {
-	id := c.info.ID
-	p, err := c.store.opts.Replication.HoldPart(engine.PartLog{Cache: true,
-		ID: engine.StreamID{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name}, Shard: i, Part: part,
-		FS: fs, Dir: dir, Log: l})
+// hold registers l, part `part` of shard sh, with the replication, at
+// the cache's consistency (a Quorum shard's values hand their commits to
+// sh: quorum.go).
+func (c *Cache) hold(sh *shard, part int, fs vfs.FS, dir string, l *shardlog.Log) (*heldPart, error) {
+	id, i := c.info.ID, sh.index
+	pl := engine.PartLog{Cache: true, ID: engine.StreamID{Tenant: id.Tenant, Namespace: id.Namespace, Name: id.Name},
+		Shard: i, Part: part, FS: fs, Dir: dir, Log: l, Consistency: engine.ConsistencyLeader}
+	if sh.quorum {
+		pl.Consistency = engine.ConsistencyQuorum
+		if part == engine.PartCacheValues {
+			pl.OnCommit = sh.onCommitted
+		}
+	}
+	p, err := c.store.opts.Replication.HoldPart(pl)
 	if err != nil {
 		return nil, fmt.Errorf("felix/cache: replicating %s shard %d part %d: %w", id, i, part, err)
 	}
@@ -166,8 +174,10 @@ func (sh *shard) takeLead(gen uint32) error {
 	sh.writeGen = gen
 	sh.watchMu.Lock()
 	sh.endLeadershipLocked()
+	sh.takeCommitted(gen) // a Quorum shard's reads start at its leadership's watermark (quorum.go)
 	sh.led.Store(gen)
 	sh.watchMu.Unlock()
+	sh.wakeReaders()
 	sh.c.store.opts.Logger.Info("cache shard leads", "cache", sh.c.info.ID.String(), "shard", sh.index,
 		"generation", gen, "keys", fresh.ix.len(), "end", sh.appended, "rebuild", time.Since(began))
 	return nil
@@ -269,9 +279,9 @@ func (sh *shard) poke() {
 // rehold lets go of old, the part held for a log the Healer replaced, and
 // holds n in its place. On an error old stays released: the caller stops
 // what it serves and the Healer tries the reopen again.
-func (c *Cache) rehold(old *heldPart, i, part int, fs vfs.FS, dir string, n *shardlog.Log) (*heldPart, error) {
+func (c *Cache) rehold(old *heldPart, sh *shard, part int, fs vfs.FS, dir string, n *shardlog.Log) (*heldPart, error) {
 	old.release()
-	return c.hold(i, part, fs, dir, n)
+	return c.hold(sh, part, fs, dir, n)
 }
 
 // compactFloor is where a compaction of a replicated log must keep every

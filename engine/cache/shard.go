@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/segment"
 )
@@ -26,6 +27,11 @@ type shard struct {
 	// (replicate.go).
 	valuesPart atomic.Pointer[heldPart]
 	led        atomic.Uint32
+	// quorum: the cache is replicated at Quorum (quorum.go); committed is
+	// then one past the last value its leadership at led committed at
+	// Quorum, the end of what reads and watches see (set under watchMu).
+	quorum    bool
+	committed atomic.Int64
 
 	values  *valueCache   // the store's; nil when off
 	valueNo atomic.Uint64 // this shard's number there, new at each open and reopen
@@ -80,7 +86,8 @@ type shard struct {
 
 func newShard(c *Cache, index int) *shard {
 	sh := &shard{c: c, index: index, gen: c.info.Generation, writeGen: c.info.Generation, ix: newIndex(),
-		watches: map[*Watch]struct{}{}, values: c.store.values}
+		watches: map[*Watch]struct{}{}, values: c.store.values,
+		quorum: c.replicated() && c.info.Config.Consistency == engine.ConsistencyQuorum}
 	sh.valueNo.Store(c.store.opened.Add(1))
 	sh.visCond.L = &sh.visMu
 	sh.counters.sh = sh
@@ -149,8 +156,12 @@ func refusalOf(err error) error {
 }
 
 // waitVisible waits until the record at off is visible or the shard stops.
-// Only a read racing the write of the same key waits, for one commit.
+// Only a read racing the write of the same key waits, for one commit (a
+// Quorum shard's for its majority, bounded: quorum.go).
 func (sh *shard) waitVisible(off int64) error {
+	if sh.quorum {
+		return sh.waitCommitted(off)
+	}
 	sh.visMu.Lock()
 	defer sh.visMu.Unlock()
 	for sh.log().End() <= off && sh.failErr == nil {
@@ -159,16 +170,28 @@ func (sh *shard) waitVisible(off int64) error {
 	return sh.failErr
 }
 
+// visible is one past the last record readers and watches may see: the
+// log's visible end, and for a Quorum shard no further than what its
+// leadership committed.
+func (sh *shard) visible() int64 {
+	end := sh.log().End()
+	if sh.quorum {
+		end = min(end, sh.committed.Load())
+	}
+	return end
+}
+
 // onVisible runs on the log's committer each time records become visible:
 // it wakes waiting readers and whoever waits for the log to move
 // (LogEnds), then hands the records to the watches, unless they are a
-// follower's (replicate.go: the replica's appends reach no watch).
+// follower's (replicate.go: the replica's appends reach no watch) or the
+// shard is at Quorum (its watches are handed what commits: onCommitted).
 func (sh *shard) onVisible(_, _ int64, records []byte) {
 	sh.visMu.Lock()
 	sh.visCond.Broadcast()
 	sh.visMu.Unlock()
 	sh.moved()
-	if sh.ownRecords() {
+	if !sh.quorum && sh.ownRecords() {
 		sh.fanOut(records)
 	}
 }

@@ -241,7 +241,7 @@ func (s *Store) openShard(c *Cache, i int) (*shard, error) {
 // holdShard holds a replicated shard's values log l and opens its
 // counters log, held too; on an error both are let go of and closed.
 func (s *Store) holdShard(sh *shard, fs vfs.FS, dir string, l *shardlog.Log) error {
-	p, err := sh.c.hold(sh.index, engine.PartCacheValues, fs, dir, l)
+	p, err := sh.c.hold(sh, engine.PartCacheValues, fs, dir, l)
 	if err != nil {
 		l.Close()
 		return err

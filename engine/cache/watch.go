@@ -169,7 +169,7 @@ func (sh *shard) startLive(w *Watch) error {
 	if err := sh.registrable(); err != nil {
 		return err
 	}
-	w.next, w.live = sh.log().End(), true
+	w.next, w.live = sh.visible(), true
 	w.start.StartOffset = w.next
 	sh.watches[w] = struct{}{}
 	return nil
@@ -179,7 +179,7 @@ func (sh *shard) startLive(w *Watch) error {
 // goes live (register before read: see catchUp), or resnapshots when
 // compaction has collapsed the offset.
 func (sh *shard) startResume(w *Watch, offset int64) error {
-	if end := sh.log().End(); offset < 0 || offset > end {
+	if end := sh.visible(); offset < 0 || offset > end {
 		return &OffsetError{Offset: offset, End: end}
 	}
 	if offset < sh.log().CompactedThrough() {
@@ -190,7 +190,7 @@ func (sh *shard) startResume(w *Watch, offset int64) error {
 	if err := sh.registrable(); err != nil {
 		return err
 	}
-	if end := sh.log().End(); offset > end { // a new leadership's log may be shorter
+	if end := sh.visible(); offset > end { // a new leadership's log may be shorter
 		return &OffsetError{Offset: offset, End: end}
 	}
 	w.next, w.start.StartOffset = offset, offset
@@ -329,7 +329,7 @@ func (w *Watch) catchUp(from int64) {
 		w.stop(&LaggedError{FirstMissed: from, Compacted: true})
 		return
 	}
-	out, next, err := sh.logs.Read(from, catchUpBytes, w.hist.b[:0])
+	out, next, err := sh.readVisible(from, catchUpBytes, w.hist.b[:0])
 	sh.compactMu.RUnlock()
 	if err != nil {
 		w.stop(err)
@@ -344,7 +344,7 @@ func (w *Watch) catchUp(from int64) {
 	}
 	sh.watchMu.Lock()
 	w.mu.Lock()
-	if w.err == nil && sh.log().End() == w.next {
+	if w.err == nil && sh.visible() == w.next {
 		w.live = true
 	}
 	w.mu.Unlock()

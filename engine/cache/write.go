@@ -196,7 +196,14 @@ func (sh *shard) preRead(fp fingerprint, key []byte) preRead {
 func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Condition, w WriteWaiter, wake bool) error {
 	pre := sh.preRead(fp, key)
 	sh.writeMu.Lock()
-	defer sh.writeMu.Unlock()
+	err := sh.putLocked(fp, key, value, expiresAt, cond, pre, w, wake)
+	seen := sh.appended - 1
+	sh.writeMu.Unlock()
+	return sh.vouchRefusal(err, seen)
+}
+
+// putLocked is put under writeMu.
+func (sh *shard) putLocked(fp fingerprint, key, value []byte, expiresAt int64, cond Condition, pre preRead, w WriteWaiter, wake bool) error {
 	if err := sh.writable(); err != nil {
 		return err
 	}
@@ -237,19 +244,34 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, 
 	}
 	pre := sh.preRead(fp, key)
 	sh.writeMu.Lock()
-	defer sh.writeMu.Unlock()
+	noop, err := sh.delLocked(fp, key, cond, pre, w, wake)
+	seen := sh.appended - 1
+	sh.writeMu.Unlock()
+	if noop {
+		if err = sh.awaitSeen(seen); err != nil {
+			return err
+		}
+		w.CacheWritten(Written{Offset: -1}, nil)
+		return nil
+	}
+	return sh.vouchRefusal(err, seen)
+}
+
+// delLocked is del under writeMu; noop: the key had no live value, and
+// nothing was appended or told to w.
+func (sh *shard) delLocked(fp fingerprint, key []byte, cond Condition, pre preRead, w WriteWaiter, wake bool) (noop bool, _ error) {
 	if err := sh.writable(); err != nil {
-		return err
+		return false, err
 	}
 	if err := sh.leadLocked(); err != nil {
-		return err
+		return false, err
 	}
 	st, err := sh.current(fp, key, sh.c.nowNanos(), pre)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := cond.holds(st); err != nil {
-		return err
+		return false, err
 	}
 	if st.entry {
 		sh.ixMu.Lock()
@@ -257,10 +279,9 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, 
 		sh.ixMu.Unlock()
 	}
 	if !st.found {
-		w.CacheWritten(Written{Offset: -1}, nil)
-		return nil
+		return true, nil
 	}
-	return sh.append(key, nil, segment.FlagTombstone, 0, Written{Existed: true, Offset: sh.appended}, w, wake)
+	return false, sh.append(key, nil, segment.FlagTombstone, 0, Written{Existed: true, Offset: sh.appended}, w, wake)
 }
 
 // append appends one record at the offset the writer predicted, waking
@@ -273,7 +294,7 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, 
 func (sh *shard) append(key, val []byte, flags uint16, expiresAt int64, res Written, w WriteWaiter, wake bool) error {
 	op := writeOps.Get().(*writeOp)
 	l := sh.log()
-	op.sh, op.l, op.w, op.res = sh, l, w, res
+	op.sh, op.l, op.w, op.res, op.gen = sh, l, w, res, sh.writeGen
 	op.entry[0] = shardlog.Entry{Key: key, Value: val, Flags: flags}
 	var off int64
 	var err error
@@ -336,7 +357,11 @@ type writeOp struct {
 	l     *shardlog.Log // the log it was appended to
 	w     WriteWaiter
 	res   Written
+	gen   uint32 // the generation it was appended at
 	entry [1]shardlog.Entry
+	// vouching: the log acknowledged it and a Quorum shard's part was
+	// asked to vouch for it; the next Committed is the part's answer.
+	vouching bool
 }
 
 var writeOps = sync.Pool{New: func() any { return new(writeOp) }}
@@ -346,11 +371,18 @@ func (op *writeOp) release() {
 	writeOps.Put(op)
 }
 
-// Committed is the log's acknowledgement.
-func (op *writeOp) Committed(_, _ int64, err error) {
+// Committed is the log's acknowledgement, and at Quorum then the part's
+// (quorum.go).
+func (op *writeOp) Committed(first, last int64, err error) {
 	sh, l, w, res := op.sh, op.l, op.w, op.res
+	if p := sh.primary(); err == nil && sh.quorum && !op.vouching && p != nil {
+		op.vouching = true
+		p.Vouch(op.gen, first, last, op)
+		return
+	}
+	vouching := op.vouching
 	op.release()
-	if err != nil {
+	if err != nil && !vouching {
 		sh.logFailed(l, err)
 	}
 	if w != nil {

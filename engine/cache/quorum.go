@@ -1,0 +1,189 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/felixbroker/felix/netio/wire"
+	"github.com/felixbroker/felix/segment"
+)
+
+// A replicated cache created at Quorum (Config.Consistency) has both logs
+// of each shard held as Quorum parts (engine/replication_part.go), and its
+// writes and reads go as a Quorum stream's publishes and subscriptions do:
+//
+//   - A put, delete (conditional or not) or counter add is acknowledged
+//     once its own log has it at its FsyncMode and then the part vouches
+//     for it (Part.Vouch): the part's quorum watermark passed it and the
+//     lease of the generation it was appended at still holds. With no
+//     majority in the publish timeout it is refused with the part's
+//     no_quorum error: the write may be stored (it stays in the leader's
+//     log and index, and a later read waits for it as below).
+//   - What readers see ends at the values part's commit watermark
+//     (shard.committed, handed over by the leadership's OnCommit,
+//     onCommitted): a get whose key's newest write is beyond it waits for
+//     it to commit, at most QuorumTimeout, then answers ErrNoQuorum; a
+//     watch is handed records only as they commit, and starts, resumes and
+//     catches up below the watermark. So no get or watch at the leader
+//     shows a value a failover could take back.
+//   - A counter get waits for the add its sum last folded in to be
+//     vouched for.
+//
+// A leadership at Quorum appends a generation-start record to each log
+// before the shard sees it lead; the shard's rebuild, its counters' fold,
+// its watches and its compaction skip it as a control record, and it
+// commits what the old leader left beyond the watermark (Raft's figure 8)
+// before any of it is shown.
+
+// ErrNoQuorum refuses a read of a Quorum cache whose key's newest write no
+// majority acknowledged within Options.QuorumTimeout: this broker cannot
+// vouch for the value (the write may yet commit, or be lost at a
+// failover).
+var ErrNoQuorum = fmt.Errorf("%w: felix/cache: no majority of the replicas acknowledged the key's newest write in time; this broker cannot vouch for its value", wire.CodeNoQuorum)
+
+// quorumRecheck is how often a read waiting for a commit looks again at
+// its shard's leadership and its deadline.
+const quorumRecheck = 50 * time.Millisecond
+
+// onCommitted is the values part's OnCommit: the leadership at gen
+// committed the records up to next. It runs on the replica's goroutine,
+// in order. Records of a leadership the shard was not built at are its
+// own business: takeLead takes the part's watermark when it builds.
+func (sh *shard) onCommitted(gen uint32, _, next int64, records []byte) {
+	sh.watchMu.Lock()
+	if gen == sh.led.Load() && sh.leadsAt(gen) {
+		if next > sh.committed.Load() {
+			sh.committed.Store(next)
+		}
+		sh.fanOutLocked(records)
+	}
+	sh.watchMu.Unlock()
+	sh.wakeReaders()
+}
+
+// wakeReaders wakes the reads waiting for a record to become visible.
+func (sh *shard) wakeReaders() {
+	sh.visMu.Lock()
+	sh.visCond.Broadcast()
+	sh.visMu.Unlock()
+}
+
+// takeCommitted starts a leadership's reads at its part's watermark, gen
+// the generation it was built at. watchMu held.
+func (sh *shard) takeCommitted(gen uint32) {
+	if !sh.quorum {
+		return
+	}
+	c, _ := sh.primary().Commit(gen)
+	sh.committed.Store(c)
+}
+
+// waitCommitted waits until the record at off is committed at Quorum, the
+// shard stops, its leadership ends, or QuorumTimeout passes.
+func (sh *shard) waitCommitted(off int64) error {
+	led := sh.led.Load()
+	deadline := time.Now().Add(sh.c.store.opts.QuorumTimeout)
+	var recheck *time.Timer
+	defer func() {
+		if recheck != nil {
+			recheck.Stop()
+		}
+	}()
+	for {
+		sh.visMu.Lock()
+		if sh.visible() <= off && sh.failErr == nil {
+			if recheck == nil { // the timer's wake takes visMu: it cannot be lost before the Wait
+				recheck = time.AfterFunc(quorumRecheck, sh.wakeReaders)
+			} else {
+				recheck.Reset(quorumRecheck)
+			}
+			sh.visCond.Wait()
+		}
+		visible, err := sh.visible() > off, sh.failErr
+		sh.visMu.Unlock()
+		switch {
+		case err != nil:
+			return err
+		case visible:
+			return nil
+		case !sh.leadsAt(led):
+			return sh.c.notLeader(sh.index)
+		case !time.Now().Before(deadline):
+			return ErrNoQuorum
+		}
+	}
+}
+
+// readVisible reads the values log from `from` as Read does, but never a
+// record at or past visible (a Quorum shard's watermark).
+func (sh *shard) readVisible(from int64, maxBytes int, dst []byte) ([]byte, int64, error) {
+	if !sh.quorum {
+		return sh.logs.Read(from, maxBytes, dst)
+	}
+	limit := sh.visible()
+	if from >= limit {
+		return dst, from, nil
+	}
+	out, next, err := sh.logs.Read(from, maxBytes, dst)
+	if err != nil || next <= limit {
+		return out, next, err
+	}
+	it := segment.NewIter(out[len(dst):])
+	for {
+		at := it.Pos()
+		r, ok := it.Next()
+		if !ok || r.Offset >= limit {
+			return out[:len(dst)+at], limit, nil
+		}
+	}
+}
+
+// vouchRefusal is what a write refused on its condition answers on a
+// Quorum shard: its *PreconditionError names the key's state as the index
+// holds it, which may include writes not committed yet, so it answers
+// only once everything its writer had appended (up to seen) is committed
+// (awaitSeen). Any other err passes through: a write that appended is
+// answered by its waiter.
+func (sh *shard) vouchRefusal(err error, seen int64) error {
+	if err == nil || !sh.quorum || !errors.Is(err, ErrPreconditionFailed) {
+		return err
+	}
+	if werr := sh.awaitSeen(seen); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// awaitSeen waits, on a Quorum shard, until every record up to seen is
+// committed: an answer that says what the index holds (a refused
+// condition, a delete of a key with no live value) goes no further than
+// a read of it would.
+func (sh *shard) awaitSeen(seen int64) error {
+	if !sh.quorum || sh.primary() == nil || seen < 0 {
+		return nil
+	}
+	return sh.waitCommitted(seen)
+}
+
+// awaitVouched waits until the leadership of p at gen vouches for its
+// records up to last (a Quorum counters part: the add a get's sum last
+// folded in), unless its watermark passed it already.
+func awaitVouched(p *heldPart, gen uint32, last int64) error {
+	if c, ok := p.Commit(gen); ok && c > last {
+		return nil
+	}
+	w := vouchWaits.Get().(vouchWait)
+	defer vouchWaits.Put(w)
+	p.Vouch(gen, last, last, w)
+	return <-w
+}
+
+// vouchWait is a Waiter that sends the outcome on itself (buffered 1);
+// pooled, each drained before it goes back.
+type vouchWait chan error
+
+func (w vouchWait) Committed(_, _ int64, err error) { w <- err }
+
+var vouchWaits = sync.Pool{New: func() any { return make(vouchWait, 1) }}
