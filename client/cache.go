@@ -12,7 +12,8 @@ import (
 
 // cacheFeatures are the bits a client offers by default for caches: the
 // cache, its watches (retained ones too), counters and CACHE_DESCRIBE.
-const cacheFeatures = wire.FeatureCache | wire.FeatureCacheWatch | wire.FeatureCacheWatchRetained | wire.FeatureCounters | wire.FeatureCacheDescribe
+const cacheFeatures = wire.FeatureCache | wire.FeatureCacheWatch | wire.FeatureCacheWatchRetained | wire.FeatureCounters |
+	wire.FeatureCacheDescribe | wire.FeatureCacheConsistency
 
 // Cache is a handle on one cache of the broker, (tenant, namespace, name):
 // its keys' values (Get, Put, Delete and their conditional forms), its
@@ -63,6 +64,14 @@ type CacheConfig struct {
 	// Fsync is a durable cache's FsyncMode (FsyncNone, FsyncPeriodic with
 	// its interval, FsyncOnCommit); zero takes the broker's default.
 	Fsync Fsync
+	// Consistency is when a replicated cache's writes (puts, deletes,
+	// counter adds) are acknowledged, as a stream's publishes are:
+	// ConsistencyLeader (the default) once its shard's leader has them,
+	// ConsistencyQuorum once a majority of the replica set does (without
+	// one in the publish timeout a write answers ErrNoQuorum: it may be
+	// stored). Quorum needs FeatureCacheConsistency: a broker without it
+	// is not asked (ErrFeatureNotNegotiated).
+	Consistency Consistency
 }
 
 func (cfg CacheConfig) wire() (wire.CacheConfig, error) {
@@ -71,7 +80,8 @@ func (cfg CacheConfig) wire() (wire.CacheConfig, error) {
 			Message: "shards and replication factor must be between 0 and 2^32-1", Local: true}
 	}
 	return wire.CacheConfig{Shards: uint32(cfg.Shards), ReplicationFactor: uint32(cfg.ReplicationFactor), Durable: !cfg.InMemory,
-		Fsync: wire.FsyncMode{Kind: wire.FsyncKind(cfg.Fsync.Kind), IntervalMillis: uint32(min(cfg.Fsync.Interval.Milliseconds(), math.MaxUint32))}}, nil
+		Fsync:       wire.FsyncMode{Kind: wire.FsyncKind(cfg.Fsync.Kind), IntervalMillis: uint32(min(cfg.Fsync.Interval.Milliseconds(), math.MaxUint32))},
+		Consistency: wire.Consistency(cfg.Consistency)}, nil
 }
 
 // Create creates the cache (ErrAlreadyExists if it exists).
@@ -79,6 +89,15 @@ func (ca *Cache) Create(ctx context.Context, cfg CacheConfig) error {
 	wc, err := cfg.wire()
 	if err != nil {
 		return err
+	}
+	if wc.Consistency != "" && wc.Consistency != wire.ConsistencyLeader {
+		s, err := ca.client.Session(ctx)
+		if err != nil {
+			return err
+		}
+		if !s.Features.Has(FeatureCacheConsistency) {
+			return notNegotiated(wire.FeatureCacheConsistency)
+		}
 	}
 	return ca.client.roundTrip(ctx, &wire.CacheCreate{Cache: ca.name.ref(), Config: wc}, nil)
 }

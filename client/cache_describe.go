@@ -49,7 +49,8 @@ func cacheInfoFrom(w *wire.CacheInfo) CacheInfo {
 	info := CacheInfo{
 		Name: CacheName{Tenant: string(w.Cache.Tenant), Namespace: string(w.Cache.Namespace), Name: string(w.Cache.Cache)},
 		Config: CacheConfig{Shards: int(w.Config.Shards), ReplicationFactor: int(w.Config.ReplicationFactor), InMemory: !w.Config.Durable,
-			Fsync: Fsync{Kind: FsyncKind(w.Config.Fsync.Kind), Interval: time.Duration(w.Config.Fsync.IntervalMillis) * time.Millisecond}},
+			Fsync:       Fsync{Kind: FsyncKind(w.Config.Fsync.Kind), Interval: time.Duration(w.Config.Fsync.IntervalMillis) * time.Millisecond},
+			Consistency: Consistency(w.Config.Consistency)},
 	}
 	for _, sh := range w.Shards {
 		info.Shards = append(info.Shards, CacheShardInfo{Shard: int(sh.Shard), LeaderID: sh.LeaderID,

@@ -20,6 +20,7 @@ const (
 	FeatureConsumerGroups      = Features(wire.FeatureConsumerGroups)      // Group
 	FeatureDiscovery           = Features(wire.FeatureDiscovery)           // BROKER_LIST, for ClusterClient
 	FeatureCacheDescribe       = Features(wire.FeatureCacheDescribe)       // Cache.Describe, for ClusterClient's cache routing
+	FeatureCacheConsistency    = Features(wire.FeatureCacheConsistency)    // a cache created at ConsistencyQuorum
 )
 
 // Has reports whether every bit of want is in f.

@@ -49,7 +49,7 @@ func cacheFeatures(cfg *Config) wire.Features {
 	}
 	f := wire.FeatureCache | wire.FeatureCacheWatch | wire.FeatureCacheWatchRetained | wire.FeatureCacheDescribe
 	if cfg.Caches.Durable() {
-		f |= wire.FeatureCounters
+		f |= wire.FeatureCounters | wire.FeatureCacheConsistency
 	}
 	return f
 }
@@ -430,6 +430,7 @@ func cacheIDOf(ref wire.CacheRef) cache.ID {
 func cacheConfig(w wire.CacheConfig) cache.Config {
 	return cache.Config{
 		Shards: int(min(w.Shards, math.MaxInt32)), Durable: w.Durable, ReplicationFactor: int(min(w.ReplicationFactor, math.MaxInt32)),
-		Fsync: engine.FsyncSetting{Kind: string(w.Fsync.Kind), Interval: time.Duration(w.Fsync.IntervalMillis) * time.Millisecond},
+		Fsync:       engine.FsyncSetting{Kind: string(w.Fsync.Kind), Interval: time.Duration(w.Fsync.IntervalMillis) * time.Millisecond},
+		Consistency: engine.Consistency(w.Consistency),
 	}
 }

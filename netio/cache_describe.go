@@ -72,5 +72,6 @@ func wireCacheRef(id cache.ID) wire.CacheRef {
 func wireCacheConfig(c cache.Config) wire.CacheConfig {
 	return wire.CacheConfig{Shards: uint32(c.Shards), ReplicationFactor: uint32(c.ReplicationFactor), Durable: c.Durable,
 		Fsync: wire.FsyncMode{Kind: wire.FsyncKind(c.Fsync.Kind),
-			IntervalMillis: uint32(min(c.Fsync.Interval.Milliseconds(), math.MaxUint32))}}
+			IntervalMillis: uint32(min(c.Fsync.Interval.Milliseconds(), math.MaxUint32))},
+		Consistency: wire.Consistency(c.Consistency)}
 }

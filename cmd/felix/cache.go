@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,12 +22,13 @@ import (
 const stdinValueBytesMax = 64 << 20
 
 type cacheCmd struct {
-	Create cacheCreateCmd `cmd:"" help:"Create a cache."`
-	Drop   cacheDropCmd   `cmd:"" help:"Drop a cache with its values and counters."`
-	Get    cacheGetCmd    `cmd:"" help:"Print a key's value."`
-	Put    cachePutCmd    `cmd:"" help:"Write a key's value (the argument, or standard input)."`
-	Del    cacheDelCmd    `cmd:"" help:"Delete a key's value."`
-	Watch  cacheWatchCmd  `cmd:"" help:"Print the writes of a key or prefix as they happen, until interrupted."`
+	Create   cacheCreateCmd   `cmd:"" help:"Create a cache."`
+	Drop     cacheDropCmd     `cmd:"" help:"Drop a cache with its values and counters."`
+	Describe cacheDescribeCmd `cmd:"" help:"Print a cache's settings and each shard's leader and replicas."`
+	Get      cacheGetCmd      `cmd:"" help:"Print a key's value."`
+	Put      cachePutCmd      `cmd:"" help:"Write a key's value (the argument, or standard input)."`
+	Del      cacheDelCmd      `cmd:"" help:"Delete a key's value."`
+	Watch    cacheWatchCmd    `cmd:"" help:"Print the writes of a key or prefix as they happen, until interrupted."`
 }
 
 // cacheArg is the cache every cache command names first.
@@ -68,6 +70,7 @@ type cacheCreateCmd struct {
 	Durable           bool           `help:"Keep the cache's log on disk (--no-durable: in the broker's memory)." default:"true" negatable:""`
 	Fsync             string         `help:"none, periodic[:interval], on_commit, as felix serve's --fsync (default: the broker's)." default:""`
 	FsyncInterval     units.Duration `help:"Periodic fsync interval, when --fsync periodic names none (0: the broker's)." default:"0s"`
+	Consistency       string         `help:"When a replicated cache's writes are acknowledged: leader (its shard's leader has them) or quorum (a majority of the replicas does)." enum:"leader,quorum,Leader,Quorum" default:"leader"`
 }
 
 func (c *cacheCreateCmd) Run() error {
@@ -78,15 +81,55 @@ func (c *cacheCreateCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	cfg := client.CacheConfig{Shards: c.Shards, ReplicationFactor: c.ReplicationFactor, InMemory: !c.Durable, Fsync: fsync}
+	cons := client.ConsistencyLeader
+	if strings.EqualFold(c.Consistency, "quorum") {
+		cons = client.ConsistencyQuorum
+	}
+	cfg := client.CacheConfig{Shards: c.Shards, ReplicationFactor: c.ReplicationFactor, InMemory: !c.Durable, Fsync: fsync,
+		Consistency: cons}
 	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
 		if err := ca.Create(ctx, cfg); err != nil {
 			return err
 		}
-		fmt.Printf("created cache %s (shards %d, replication %d, durable %v, fsync %s)\n", ca.Name(), max(c.Shards, 1),
-			max(c.ReplicationFactor, 1), c.Durable, fsyncString(cfg.Fsync))
+		fmt.Printf("created cache %s (shards %d, replication %d, durable %v, fsync %s, consistency %s)\n", ca.Name(), max(c.Shards, 1),
+			max(c.ReplicationFactor, 1), c.Durable, fsyncString(cfg.Fsync), cons)
 		return nil
 	})
+}
+
+type cacheDescribeCmd struct {
+	cacheArg
+}
+
+func (c *cacheDescribeCmd) Run() error {
+	return c.run(func(ctx context.Context, ca *client.ClusterCache) error {
+		info, err := ca.Describe(ctx)
+		if err != nil {
+			return err
+		}
+		printCacheInfo(os.Stdout, info)
+		return nil
+	})
+}
+
+// printCacheInfo prints what Describe answered: the settings on one line,
+// then a line per shard.
+func printCacheInfo(out io.Writer, info client.CacheInfo) {
+	cfg := info.Config
+	cons := cfg.Consistency
+	if cons == "" {
+		cons = client.ConsistencyLeader
+	}
+	fmt.Fprintf(out, "cache %s: shards %d, replication %d, durable %v, fsync %s, consistency %s\n", info.Name, cfg.Shards,
+		max(cfg.ReplicationFactor, 1), !cfg.InMemory, fsyncString(cfg.Fsync), cons)
+	for _, sh := range info.Shards {
+		leader := sh.LeaderID
+		if leader == "" {
+			leader = "-"
+		}
+		fmt.Fprintf(out, "  shard %d: leader %s, generation %d, replicas %s\n", sh.Shard, leader, sh.Generation,
+			strings.Join(sh.Replicas, ","))
+	}
 }
 
 type cacheDropCmd struct {

@@ -8,10 +8,16 @@ type CacheConfig struct {
 	// Fsync is a durable cache's FsyncMode, as a stream's; absent takes
 	// the broker's default.
 	Fsync FsyncMode `json:"fsync,omitzero"`
+	// Consistency is when a replicated cache's writes are acknowledged, as
+	// a stream's publishes are: Leader (absent) or Quorum. A client sends
+	// Quorum only once FeatureCacheConsistency is negotiated: a broker
+	// without it would ignore the field.
+	Consistency Consistency `json:"consistency,omitempty"`
 }
 
 func (c CacheConfig) check() error {
-	return checkEnum("fsync.mode", c.Fsync.Kind, FsyncNone, FsyncPeriodic, FsyncOnCommit)
+	return firstErr(checkEnum("fsync.mode", c.Fsync.Kind, FsyncNone, FsyncPeriodic, FsyncOnCommit),
+		checkEnum("consistency", c.Consistency, ConsistencyLeader, ConsistencyQuorum))
 }
 
 // CacheCreate creates a cache; the answer is OK, or ERROR already_exists.
