@@ -323,6 +323,16 @@ func (l *Leader) CompactBelow() int64 {
 	return low
 }
 
+// live reports whether the leadership is neither closed nor deposed.
+func (l *Leader) live() bool {
+	select {
+	case <-l.done:
+		return false
+	default:
+		return !l.deposed.Load()
+	}
+}
+
 func (l *Leader) signal() {
 	select {
 	case l.wake <- struct{}{}:
@@ -363,7 +373,7 @@ func (l *Leader) Close() error {
 // Pending appends are told ErrUnvouched.
 func (l *Leader) Depose() {
 	l.deposed.Store(true)
-	l.cfg.Lease.Revoke()
+	l.cfg.Lease.Revoke(uint64(l.gen))
 	l.signal()
 }
 

@@ -55,10 +55,14 @@ func (l *Lease) Grant(sent time.Time, d time.Duration, gen uint64, epoch int64) 
 	return true
 }
 
-// Revoke ends the lease now: the replica was fenced at a later generation.
-func (l *Lease) Revoke() {
+// Revoke ends the lease for generation gen now: its leadership was
+// deposed (fenced at a later generation) or replaced. A lease already
+// granted for a later generation is another leadership's, and stays.
+func (l *Lease) Revoke(gen uint64) {
 	l.mu.Lock()
-	l.revoked = true
+	if gen >= l.generation {
+		l.revoked = true
+	}
 	l.mu.Unlock()
 }
 

@@ -211,6 +211,12 @@ func (n *Node) leadOne(ctx context.Context, h, primary *held, gen uint64, o Lead
 	if gen > 1<<32-1 {
 		return nil, fmt.Errorf("felix/replica: %v: generation %d does not fit a log", h.ref, gen)
 	}
+	if cur := n.leaderOf(h); cur != nil && uint64(cur.Generation()) == gen && cur.live() {
+		// Leading there already (an assignment applied twice): a second
+		// leadership would write a second start record, and ending this
+		// one would revoke the lease both count on, for good.
+		return cur, nil
+	}
 	if f := h.follower.Generation(); f > gen {
 		return nil, fmt.Errorf("felix/replica: %v: fenced at generation %d, above %d", h.ref, f, gen)
 	}
@@ -244,10 +250,19 @@ func (n *Node) leadOne(ctx context.Context, h, primary *held, gen uint64, o Lead
 	}
 	n.mu.Unlock()
 	if old != nil {
-		old.Depose()
+		if uint64(old.Generation()) < gen {
+			old.Depose() // revokes the lease for its generation, which this one's grants replace
+		}
 		old.Close()
 	}
 	return l, nil
+}
+
+// leaderOf is h's leadership, nil when it has none.
+func (n *Node) leaderOf(h *held) *Leader {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return h.leader
 }
 
 // leadsLocked: part h of primary may lead at gen now (its primary leads

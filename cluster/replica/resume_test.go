@@ -40,3 +40,28 @@ func TestALeaderRestartedAfterLosingItsTailDoesNotLeadItsGenerationAgain(t *test
 		}
 	})
 }
+
+// An assignment applied twice (the broker's watch and a resync both
+// naming it leader at one generation) leaves its leadership as it was:
+// Lead returns the leadership it has, which still acknowledges. (Found by
+// sim seed 181: the second Lead ended the first, and ending it revoked
+// the lease both shared, so the shard's leader was granted its lease every
+// heartbeat and acknowledged nothing, for good.)
+func TestLeadingTwiceAtOneGenerationKeepsTheLeadership(t *testing.T) {
+	inCluster(t, abc, func(t *testing.T, c *testCluster) {
+		sid := testShard(0)
+		c.createShard(sid, ConsistencyQuorum, "a", "b", "c")
+		acked := c.publishAll(sid, "before", 3)
+		a := c.brokers["a"].node
+		first := a.Leader(sid)
+		again, err := a.Lead(sid, 1, LeadOptions{Followers: []string{"b", "c"}, Consistency: ConsistencyQuorum, Timeout: c.timeout})
+		if err != nil || again != first {
+			t.Fatalf("leading again at generation 1: %p %v, want the leadership it has (%p)", again, err, first)
+		}
+		time.Sleep(2 * c.lease) // fake time: several heartbeats and grants
+		if _, err := c.publishOn("a", sid, "after"); err != nil {
+			t.Fatalf("publishing at a after it was named leader twice: %v", err)
+		}
+		c.checkHeld("a", sid, acked)
+	})
+}
