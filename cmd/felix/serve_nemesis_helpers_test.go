@@ -54,6 +54,7 @@ func nemesisRounds(t *testing.T) int {
 // exit 0 is required), a frozen one resumed first.
 type nemesisCluster struct {
 	t       *testing.T
+	hosts   nemesisHosts
 	members string   // --cluster
 	extra   []string // the serve flags beyond startServeProcesses's
 	env     []string
@@ -73,25 +74,59 @@ const (
 	procRunning procState = iota
 	procFrozen
 	procKilled
+	procStopped // by SIGTERM, and exited 0
 )
 
 func (s procState) String() string {
-	return [...]string{"running", "frozen", "killed"}[s]
+	return [...]string{"running", "frozen", "killed", "stopped"}[s]
 }
 
-// startNemesisCluster starts brokers a, b and c with the shard lease and
-// publish timeout given, and waits until each is ready.
-func startNemesisCluster(t *testing.T, lease, publishTimeout time.Duration) *nemesisCluster {
-	t.Helper()
-	names := []string{"a", "b", "c"}
+// nemesisHosts is where a nemesis cluster's brokers run: the addresses
+// each listens on, and the command that starts its process.
+type nemesisHosts interface {
+	// addrs are the addresses of the brokers named, in their order.
+	addrs(t *testing.T, names []string) []brokerAddrs
+	// command is the process that runs this test binary as felix with
+	// the arguments given, as broker name.
+	command(name string, args []string) *exec.Cmd
+}
+
+// brokerAddrs are one broker's listeners: --addr, --admin-addr,
+// --peer-addr, its etcd member's peer address (in --cluster) and
+// --etcd-client-addr.
+type brokerAddrs struct{ client, admin, peer, etcdPeer, etcdClient string }
+
+// loopbackHosts runs every broker in this process's network namespace,
+// on loopback ports free a moment before.
+type loopbackHosts struct{}
+
+func (loopbackHosts) addrs(t *testing.T, names []string) []brokerAddrs {
 	// Five addresses a broker, its etcd member's client address among
 	// them: left to etcd (127.0.0.1:0), that listener could take a port
 	// chosen here for another broker before that one binds it.
 	const each = 5
-	addrs := freeAddrs(t, each*len(names))
+	a := freeAddrs(t, each*len(names))
+	var out []brokerAddrs
+	for i := range names {
+		out = append(out, brokerAddrs{client: a[each*i], admin: a[each*i+1], peer: a[each*i+2], etcdPeer: a[each*i+3], etcdClient: a[each*i+4]})
+	}
+	return out
+}
+
+func (loopbackHosts) command(_ string, args []string) *exec.Cmd {
+	return exec.Command(os.Args[0], args...)
+}
+
+// startNemesisClusterOn starts brokers a, b and c where hosts says with
+// the shard lease and publish timeout given, and waits until each is
+// ready.
+func startNemesisClusterOn(t *testing.T, hosts nemesisHosts, lease, publishTimeout time.Duration) *nemesisCluster {
+	t.Helper()
+	names := []string{"a", "b", "c"}
+	addrs := hosts.addrs(t, names)
 	var members []string
 	for i, n := range names {
-		members = append(members, n+"="+addrs[each*i+3])
+		members = append(members, n+"="+addrs[i].etcdPeer)
 	}
 	// The data directories first: their cleanups then run after the
 	// processes' stop below (cleanups run last registered first).
@@ -104,7 +139,7 @@ func startNemesisCluster(t *testing.T, lease, publishTimeout time.Duration) *nem
 		t.Fatal(err)
 	}
 	c := &nemesisCluster{
-		t: t, members: strings.Join(members, ","), stdinR: stdinR,
+		t: t, hosts: hosts, members: strings.Join(members, ","), stdinR: stdinR,
 		extra: []string{"--shard-lease", lease.String(), "--publish-timeout", publishTimeout.String()},
 		env:   []string{runMainEnv + "=1", exitWithStdinEnv + "=1"},
 		procs: map[string]*serveProcess{}, etcdClient: map[string]string{}, state: map[string]procState{}, clients: map[*serveProcess]*client.Client{},
@@ -144,8 +179,9 @@ func startNemesisCluster(t *testing.T, lease, publishTimeout time.Duration) *nem
 		}
 	})
 	for i, n := range names {
-		c.start(&serveProcess{name: n, addr: addrs[each*i], adminAddr: addrs[each*i+1], peerAddr: addrs[each*i+2],
-			etcdPeerAddr: addrs[each*i+3], dataDir: dirs[i]}, addrs[each*i+4])
+		a := addrs[i]
+		c.start(&serveProcess{name: n, addr: a.client, adminAddr: a.admin, peerAddr: a.peer,
+			etcdPeerAddr: a.etcdPeer, dataDir: dirs[i]}, a.etcdClient)
 	}
 	for _, n := range names {
 		c.proc(n).awaitReady(t, 60*time.Second)
@@ -160,7 +196,7 @@ func (c *nemesisCluster) start(p *serveProcess, etcdClientAddr string) {
 	args := append([]string{"serve", "--data", p.dataDir, "--addr", p.addr, "--admin-addr", p.adminAddr,
 		"--peer-addr", p.peerAddr, "--broker-id", p.name, "--cluster", c.members, "--etcd-client-addr", etcdClientAddr,
 		"--log-level", "warn"}, c.extra...)
-	p.cmd = exec.Command(os.Args[0], args...)
+	p.cmd = c.hosts.command(p.name, args)
 	p.cmd.Env = c.env
 	p.out = &lockedBuffer{}
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = c.stdinR, p.out, p.out
@@ -254,7 +290,34 @@ func (c *nemesisCluster) kill(name string) {
 	}
 }
 
-// restart starts a killed broker again on its data directory and
+// stop ends the broker's process as an operator does (SIGTERM), waits
+// until it is gone, and fails the test unless it exited 0 within 20 s
+// (it is killed then). It returns how long the exit took.
+func (c *nemesisCluster) stop(name string) time.Duration {
+	c.t.Helper()
+	p := c.proc(name)
+	began := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		c.t.Fatalf("SIGTERM to broker %s (pid %d): %v", name, p.cmd.Process.Pid, err)
+	}
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	select {
+	case <-p.done:
+	case <-deadline.C:
+		c.kill(name)
+		c.t.Fatalf("broker %s (pid %d) had not exited 20s after SIGTERM: killed; it printed:\n%s", name, p.cmd.Process.Pid, tail(p.out.String(), 8<<10))
+	}
+	c.mu.Lock()
+	c.state[name] = procStopped
+	c.mu.Unlock()
+	if p.waitErr != nil {
+		c.t.Fatalf("broker %s (pid %d) stopped by SIGTERM exited with %v; it printed:\n%s", name, p.cmd.Process.Pid, p.waitErr, tail(p.out.String(), 8<<10))
+	}
+	return p.stopped.Sub(began)
+}
+
+// restart starts a killed or stopped broker again on its data directory and
 // addresses, and waits until it is ready.
 func (c *nemesisCluster) restart(name string) {
 	c.t.Helper()
@@ -304,6 +367,70 @@ func (c *nemesisCluster) awaitLeader(ctx context.Context, s client.Stream, not s
 			c.t.Fatalf("no running broker but %q named a running leader of %v's shard 0 in time; last: %s", not, s, last)
 		}
 	}
+}
+
+// awaitSettledLeader polls /cluster at every running broker until all of
+// them name one running, live leader of s's shard 0 at one generation,
+// and every running broker's replica live (after a heal or a restart, a
+// broker that was cut off or down may still name the one before, or not
+// be registered yet), and returns the leader.
+func (c *nemesisCluster) awaitSettledLeader(ctx context.Context, s client.Stream) (string, uint64) {
+	c.t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		views, agreed := c.leaderViews(s)
+		if agreed != nil {
+			return agreed.Broker, agreed.Generation
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			c.t.Fatalf("the running brokers did not come to name one running leader of %v's shard 0 in time: %s", s, strings.Join(views, "; "))
+		}
+	}
+}
+
+// settled is a leader every running broker names, at a generation.
+type settled struct {
+	Broker     string
+	Generation uint64
+}
+
+// leaderViews is what each running broker's /cluster says of s's shard
+// 0's leader, and the leader they all name (live and running) if they
+// agree.
+func (c *nemesisCluster) leaderViews(s client.Stream) ([]string, *settled) {
+	var views []string
+	var agreed *settled
+	same := true
+	for _, n := range c.running() {
+		sh, err := c.shard0(n, s)
+		if err != nil {
+			views, same = append(views, fmt.Sprintf("%s: %v", n, err)), false
+			continue
+		}
+		j, _ := json.Marshal(sh)
+		views = append(views, fmt.Sprintf("%s: %s", n, j))
+		if sh.Leader == nil || !sh.LeaderLive || !slices.Contains(c.running(), sh.Leader.Broker) {
+			same = false
+			continue
+		}
+		for _, r := range sh.Replicas {
+			// A running broker's replica not registered yet: a restarted
+			// broker that has not come back to its shards.
+			same = same && (r.Live || !slices.Contains(c.running(), r.Broker))
+		}
+		v := settled{sh.Leader.Broker, sh.Generation}
+		if agreed == nil {
+			agreed = &v
+		}
+		same = same && *agreed == v
+	}
+	if !same {
+		return views, nil
+	}
+	return views, agreed
 }
 
 var adminClient = &http.Client{Timeout: 2 * time.Second}
@@ -465,36 +592,93 @@ func (c *nemesisCluster) publishUntilAcked(ctx context.Context, h *history, s cl
 	}
 }
 
-// writer publishes to one broker, one record after the other, from a
-// goroutine, until stopped or refused: the publishes in flight when a
-// nemesis strikes.
+// publishAtLeaderUntilAcked is publishUntilAcked at whichever running
+// broker a running broker's /cluster names the leader, asked again
+// before every try.
+func (c *nemesisCluster) publishAtLeaderUntilAcked(ctx context.Context, h *history, s client.Stream, prefix string) attempt {
+	c.t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for try := 0; ; try++ {
+		to, _ := c.awaitLeader(ctx, s, "")
+		a := c.publish(ctx, h, s, to, fmt.Sprintf("%s try %d", prefix, try), 10*time.Second)
+		if a.err == nil {
+			return a
+		}
+		if !client.Retryable(a.err) && !errors.Is(a.err, context.DeadlineExceeded) {
+			c.t.Fatalf("publish %q to %s: %v, which is not retryable", a.value, to, a.err)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			c.t.Fatalf("no publish at the leader acknowledged in time; the last try, at %s: %v", to, a.err)
+		}
+	}
+}
+
+// writer publishes one record after the other, from a goroutine, until
+// stopped, refused (unless it keeps on) or writerAttemptsMax attempts
+// are made: the publishes in flight when a nemesis strikes.
 type writer struct {
 	stop chan struct{}
 	done chan struct{}
 	sent int // attempts made, once done
 }
 
+// writerAttemptsMax bounds a writer's attempts; writerPause is how long a
+// writer that keeps on after a refusal waits before its next publish.
+const (
+	writerAttemptsMax = 100_000
+	writerPause       = 20 * time.Millisecond
+)
+
+// writerSpec is what a writer publishes through and how.
+type writerSpec struct {
+	to      string // where it publishes, for the history: a broker's name, or "cluster"
+	publish func(ctx context.Context, value []byte) (client.Position, error)
+	within  time.Duration // each publish's deadline
+	keepOn  bool          // a refusal does not stop it: it waits writerPause and goes on
+}
+
+// startWriter starts a writer publishing to the broker until it is
+// stopped or refused.
 func (c *nemesisCluster) startWriter(ctx context.Context, h *history, s client.Stream, to, prefix string, within time.Duration) *writer {
+	cl := c.client(to)
+	return startWriterOf(ctx, h, s, prefix, writerSpec{to: to, within: within,
+		publish: func(ctx context.Context, v []byte) (client.Position, error) { return cl.Publish(ctx, s, v) }})
+}
+
+// startWriterOf starts a writer of values prefix 0, prefix 1, ... to
+// shard 0 of s, each attempt recorded in the history.
+func startWriterOf(ctx context.Context, h *history, s client.Stream, prefix string, spec writerSpec) *writer {
 	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
-	cl, process := c.client(to), h.process()
+	process := h.process()
 	go func() {
 		defer close(w.done)
-		for i := 0; ; i++ {
+		for i := range writerAttemptsMax {
 			select {
 			case <-w.stop:
 				return
 			default:
 			}
 			value := fmt.Sprintf("%s %d", prefix, i)
-			pctx, cancel := context.WithTimeout(ctx, within)
+			pctx, cancel := context.WithTimeout(ctx, spec.within)
 			sent, op := time.Now(), h.invoke(process, s, value)
-			pos, err := cl.Publish(pctx, s, []byte(value))
+			pos, err := spec.publish(pctx, []byte(value))
 			cancel()
 			h.complete(op, pos, err)
-			h.add(attempt{value: value, to: to, pos: pos, err: err, sent: sent, answered: time.Now()})
+			h.add(attempt{value: value, to: spec.to, pos: pos, err: err, sent: sent, answered: time.Now()})
 			w.sent++
-			if err != nil {
+			switch {
+			case err == nil:
+			case !spec.keepOn || ctx.Err() != nil:
 				return
+			default:
+				select {
+				case <-w.stop:
+					return
+				case <-time.After(writerPause):
+				}
 			}
 		}
 	}()

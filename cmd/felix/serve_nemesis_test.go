@@ -28,6 +28,12 @@ import (
 // its data directory before the next round). Every wait polls the event
 // (DescribeStream's leader, an acknowledgement) under a deadline; nothing
 // sleeps.
+//
+// Two more nemeses beside these: partitions made with nftables, each
+// broker in a network namespace of its own
+// (serve_nemesis_partition_test.go, serve_nemesis_netns_test.go), and a
+// rolling restart (serve_nemesis_restart_test.go). The helpers they share
+// are in serve_nemesis_helpers_test.go.
 
 const (
 	nemesisLease          = time.Second
@@ -233,14 +239,20 @@ func TestTheNemesisTimingFlagsAreChecked(t *testing.T) {
 	}
 }
 
-// startNemesisRun starts three processes, creates the run's stream and
-// waits until its leader serves (its generation's start record
-// committed): the context bounds the whole run.
+// startNemesisRun starts three processes on loopback, creates the run's
+// stream and waits until its leader serves (its generation's start
+// record committed): the context bounds the whole run.
 func startNemesisRun(t *testing.T, rounds int, name string) (context.Context, *nemesisCluster, client.Stream, *history, string, uint64) {
+	return startNemesisRunOn(t, loopbackHosts{}, rounds, name)
+}
+
+// startNemesisRunOn is startNemesisRun with the processes where hosts
+// says.
+func startNemesisRunOn(t *testing.T, hosts nemesisHosts, rounds int, name string) (context.Context, *nemesisCluster, client.Stream, *history, string, uint64) {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(30+30*rounds)*time.Second)
 	t.Cleanup(cancel)
-	c := startNemesisCluster(t, nemesisLease, nemesisPublishTimeout)
+	c := startNemesisClusterOn(t, hosts, nemesisLease, nemesisPublishTimeout)
 	t.Logf("three processes ready %v after the start", time.Since(began).Round(time.Millisecond))
 	s := nemesisStream(t, ctx, c, name)
 	h := newHistory()
