@@ -37,6 +37,7 @@ image:
 ## test: everything CI runs: formatting, vet, staticcheck, a tidy go.mod, portable builds, the
 ## race-checked tests, and a pass without -race of the tests that skip under it (allocation counts)
 test: fmt-check vet tidy-check staticcheck cross-build
+	@scripts/nemesis-nft
 	$(GO) test -race -timeout 9m $(PKGS)
 	$(MAKE) --no-print-directory test-race-skipped
 
@@ -84,10 +85,12 @@ fuzz:
 	  done; \
 	done
 
-## nemesis: the real-process nemeses (kill -9, SIGSTOP past the lease) with more
-## rounds than make test's 2 (ROUNDS=N)
+## nemesis: the real-process nemeses (kill -9, SIGSTOP past the lease, partitions with nftables
+## in network namespaces of their own, a rolling restart) with more rounds than make test's 2
+## (ROUNDS=N, up to 50); the partitions need root and nft (scripts/nemesis-nft installs it)
 nemesis:
-	FELIX_NEMESIS_ROUNDS=$(ROUNDS) $(GO) test -count=1 -timeout 60m -run 'LeaderProcess' -v ./cmd/felix
+	@scripts/nemesis-nft
+	FELIX_NEMESIS_ROUNDS=$(ROUNDS) $(GO) test -count=1 -timeout 90m -run 'LeaderProcess|PartitionedLeader|RollingRestart' -v ./cmd/felix
 
 ## sim: the deterministic cluster simulation for SEEDS seeds from FIRST (a few minutes by
 ## default); a failing seed prints its report and FELIX_SIM_SEED=<seed> to replay it
