@@ -81,6 +81,13 @@ type ShardInfo struct {
 	// the one the next record will take.
 	FirstOffset int64
 	NextOffset  int64
+	// Bytes is what the shard's log takes; FirstTime and LastTime the
+	// times of its oldest record held and its newest. Zero when the
+	// answering broker does not lead the shard (ClusterClient's
+	// DescribeStreamShards asks each leader), is older than these
+	// fields, or the shard is empty.
+	Bytes               int64
+	FirstTime, LastTime time.Time
 }
 
 // StreamInfo is a stream with its settings and shards.
@@ -132,7 +139,8 @@ func infoFrom(w *wire.StreamInfo) StreamInfo {
 	info := StreamInfo{Stream: streamFrom(w.Stream), Config: configFrom(w.Config)}
 	for _, sh := range w.Shards {
 		info.Shards = append(info.Shards, ShardInfo{Shard: int(sh.Shard), LeaderID: sh.LeaderID, LeaderAddr: sh.LeaderAddr,
-			Replicas: sh.Replicas, Generation: sh.Generation, FirstOffset: int64(sh.FirstOffset), NextOffset: int64(sh.NextOffset)})
+			Replicas: sh.Replicas, Generation: sh.Generation, FirstOffset: int64(sh.FirstOffset), NextOffset: int64(sh.NextOffset),
+			Bytes: int64(min(sh.Bytes, math.MaxInt64)), FirstTime: timeOf(sh.FirstTime), LastTime: timeOf(sh.LastTime)})
 	}
 	return info
 }

@@ -118,6 +118,16 @@ func TestAShardedSubscriptionUntilItsEndEndsThoughAControlRecordEndsAShard(t *te
 	if fmt.Sprint(got) != "[1:1 one]" {
 		t.Fatalf("delivered %v, want shard 1's one record after its generation start", got)
 	}
+	info, err := cc.DescribeStreamShards(testCtx(t), s) // a replicated shard's usage, from its own log
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh := info.Shards[1]; sh.Bytes <= 0 || sh.FirstTime.IsZero() || sh.NextOffset != 2 {
+		t.Fatalf("shard 1 described as %+v, want its bytes, its record's time and offsets to 2", sh)
+	}
+	if sh := info.Shards[0]; !sh.FirstTime.IsZero() || sh.NextOffset != 1 {
+		t.Fatalf("shard 0 described as %+v, want no record time (a control record only) and offsets to 1", sh)
+	}
 }
 
 // waitCommitted waits until the leader of the shard has committed up to

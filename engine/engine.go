@@ -366,6 +366,7 @@ func (e *Engine) openLog(info StreamInfo, sh *Shard) (logStore, error) {
 		if err != nil {
 			return nil, errors.Join(err, l.Close())
 		}
+		sh.local = l
 		return rl, nil
 	}
 	return newDiskLog(sh, l, logger), nil // disklog.go: reopened once space is back

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/felixbroker/felix/engine/shardlog"
 )
 
 // Shard is one shard of a stream: its log and the subscriptions reading it.
@@ -12,6 +14,7 @@ type Shard struct {
 	index  int
 	dir    string // the durable log's directory; "" for a shard in memory
 	log    logStore
+	local  *shardlog.Log // a replicated shard's own log under log: for time lookups and usage
 
 	subMu    sync.Mutex // guards subs, changed, attached and closed; taken by the log's OnVisible
 	subs     map[*Subscription]struct{}

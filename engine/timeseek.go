@@ -26,9 +26,15 @@ type ShardUsage struct {
 func (sh *Shard) OffsetForTime(ts int64) (int64, error) {
 	var off int64
 	var err error
-	if d, ok := sh.log.(*diskLog); ok {
+	switch d, ok := sh.log.(*diskLog); {
+	case ok:
 		err = d.retryReplaced(func(l *shardlog.Log) (err error) { off, err = l.OffsetForTime(ts); return err })
-	} else {
+	case sh.local != nil:
+		// A replicated shard's own log may hold records past what is
+		// committed, which is the shard's end.
+		off, err = sh.local.OffsetForTime(ts)
+		off = min(off, sh.log.End())
+	default:
 		off, err = scanForTime(sh.log, ts)
 	}
 	return off, translateLogErr(err)
@@ -39,13 +45,17 @@ func (sh *Shard) OffsetForTime(ts int64) (int64, error) {
 func (sh *Shard) Usage() (ShardUsage, error) {
 	var u ShardUsage
 	var err error
-	if d, ok := sh.log.(*diskLog); ok {
-		err = d.retryReplaced(func(l *shardlog.Log) (err error) {
-			u.Bytes = l.Stats().Bytes
-			u.FirstTime, u.LastTime, err = l.Times()
-			return err
-		})
-	} else {
+	usage := func(l *shardlog.Log) (err error) {
+		u.Bytes = l.Stats().Bytes
+		u.FirstTime, u.LastTime, err = l.Times()
+		return err
+	}
+	switch d, ok := sh.log.(*diskLog); {
+	case ok:
+		err = d.retryReplaced(usage)
+	case sh.local != nil:
+		err = usage(sh.local) // a replicated shard's own log, uncommitted records included
+	default:
 		u, err = scanUsage(sh.log)
 	}
 	return u, translateLogErr(err)

@@ -6,8 +6,9 @@ import (
 
 // streamAdmin handles STREAM_CREATE, STREAM_DELETE, STREAM_DESCRIBE and
 // STREAM_LIST. Creating and deleting touch the disk (the catalog is synced,
-// shard logs opened or closed), so they run on a goroutine of their own and
-// answer from there; describing and listing read memory and answer at once.
+// shard logs opened or closed), and describing reads each shard's first
+// records (its usage), so they run on a goroutine of their own and answer
+// from there; listing reads memory and answers at once.
 // Loop only.
 func (c *conn) streamAdmin(f wire.Frame) {
 	m := wire.NewControl(f.Type)
@@ -89,7 +90,14 @@ func (c *conn) streamDescribe(requestID uint64, m *wire.StreamDescribe) {
 		c.answer(requestID, toWire(err))
 		return
 	}
-	c.sendControl(requestID, c.s.streamInfo(st))
+	if !c.s.admit() {
+		c.answer(requestID, errShuttingDown)
+		return
+	}
+	go func() { // a shard's usage reads its log's first records
+		defer c.s.work.done()
+		c.sendControl(requestID, c.s.streamInfo(st))
+	}()
 }
 
 func (c *conn) streamList(requestID uint64, m *wire.StreamList) {

@@ -64,6 +64,7 @@ func (s *Server) streamInfo(st *engine.Stream) *wire.StreamInfo {
 		}
 		if local, leader := s.cfg.Owner.Leader(info.ID, i); local && err == nil {
 			si.LeaderID, si.LeaderAddr, si.Replicas = s.cfg.BrokerID, s.advAddr, []string{s.cfg.BrokerID}
+			addUsage(&si, sh)
 		} else {
 			si.LeaderAddr = leader
 			si.LeaderID = s.leaderBroker(info.ID, i)
@@ -76,6 +77,15 @@ func (s *Server) streamInfo(st *engine.Stream) *wire.StreamInfo {
 		out.Shards = append(out.Shards, si)
 	}
 	return out
+}
+
+// addUsage adds what a shard this broker leads holds: its bytes and record
+// times, read from its log (Shard.Usage reads the disk: off a loop). A
+// failure leaves them out; the describe goes on.
+func addUsage(si *wire.ShardInfo, sh *engine.Shard) {
+	if u, err := sh.Usage(); err == nil {
+		si.Bytes, si.FirstTime, si.LastTime = uint64(max(u.Bytes, 0)), u.FirstTime, u.LastTime
+	}
 }
 
 // shardReplicas is what a cluster's Owner (its View) says of a shard's

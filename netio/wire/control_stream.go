@@ -100,6 +100,13 @@ type ShardInfo struct {
 	// the one the next record will take.
 	FirstOffset uint64 `json:"first_offset"`
 	NextOffset  uint64 `json:"next_offset"`
+	// Bytes is what the shard's log takes, and FirstTime and LastTime
+	// (unix ns) the times of its oldest record held and its newest, as
+	// its leader holds them; 0 when unknown (a shard another broker
+	// leads, an older broker) or empty. Added later in version 1.
+	Bytes     uint64 `json:"bytes,omitempty"`
+	FirstTime int64  `json:"first_time,omitempty"`
+	LastTime  int64  `json:"last_time,omitempty"`
 }
 
 // StreamInfo answers STREAM_CREATE and STREAM_DESCRIBE.

@@ -112,6 +112,9 @@ func streamCases() []goldenCase {
 	info := StreamInfo{Stream: gRef, Config: cfg, Shards: []ShardInfo{{Shard: 0, LeaderID: "broker-1",
 		LeaderAddr: "10.0.0.1:7070", Replicas: []string{"broker-1", "broker-2", "broker-3"}, Generation: 7,
 		FirstOffset: 100, NextOffset: 2048}}}
+	usage := info
+	usage.Shards = []ShardInfo{info.Shards[0]}
+	usage.Shards[0].Bytes, usage.Shards[0].FirstTime, usage.Shards[0].LastTime = 1<<20, 1700000000123456789, 1700000360000000000
 	sub := Subscribe{Stream: gRef, Shard: 2, Start: Start{From: StartOffset, Offset: 1000},
 		QueueCapacity: 4096, Overflow: OverflowDisconnect}
 	bounded := Subscribe{Stream: gRef, Shard: 1, Start: Start{From: StartTime, Time: 1700000000123456789},
@@ -134,6 +137,7 @@ func streamCases() []goldenCase {
 		{"stream_delete", "", AppendControl(nil, 23, &StreamDelete{Stream: gRef}), &StreamDelete{Stream: gRef}},
 		{"stream_describe", "", AppendControl(nil, 24, &StreamDescribe{Stream: gRef}), &StreamDescribe{Stream: gRef}},
 		{"stream_info", "", AppendControl(nil, 24, &info), &info},
+		{"stream_info_usage", "a shard's bytes and record times, added later in version 1", AppendControl(nil, 24, &usage), &usage},
 		{"stream_list", "", AppendControl(nil, 25, &StreamList{Tenant: "acme", Namespace: "prod"}), &StreamList{Tenant: "acme", Namespace: "prod"}},
 		{"stream_list_result", "", AppendControl(nil, 25, &list), &list},
 	}
