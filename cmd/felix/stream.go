@@ -53,7 +53,7 @@ func (c *streamCreateCmd) Run() error {
 	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
 		info, err := cl.CreateStream(ctx, s, cfg)
 		if err == nil {
-			printStreamInfo(info)
+			printStreamInfo(info, nil)
 		}
 		return err
 	})
@@ -77,19 +77,30 @@ func (c *streamListCmd) Run() error {
 type streamDescribeCmd struct {
 	brokerFlags
 	Stream string `arg:"" help:"[tenant/]namespace/name"`
+	JSON   bool   `name:"json" help:"Print JSON."`
 }
 
+// Run asks each shard's leader for its figures (DescribeStreamShards) and
+// for the consumer groups reading the shard (stream_describe.go).
 func (c *streamDescribeCmd) Run() error {
 	s, err := c.stream(c.Stream)
 	if err != nil {
 		return err
 	}
 	return c.withClient(func(ctx context.Context, cl *client.ClusterClient) error {
-		info, err := cl.DescribeStream(ctx, s)
-		if err == nil {
-			printStreamInfo(info)
+		info, err := cl.DescribeStreamShards(ctx, s)
+		if err != nil && len(info.Shards) == 0 {
+			return missingStream(err, s)
 		}
-		return missingStream(err, s)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "felix: %s (that shard's figures are left out)\n", explain(err))
+		}
+		groups := groupsOf(ctx, cl, info)
+		if c.JSON {
+			return printStreamJSON(os.Stdout, info, groups)
+		}
+		printStreamInfo(info, groups)
+		return nil
 	})
 }
 
@@ -112,7 +123,9 @@ func (c *streamDeleteCmd) Run() error {
 	})
 }
 
-func printStreamInfo(info client.StreamInfo) {
+// printStreamInfo prints a stream's settings and a line per shard; groups
+// (per shard, nil for none known) fill the GROUPS column.
+func printStreamInfo(info client.StreamInfo, groups map[int][]string) {
 	c := info.Config
 	fmt.Printf("stream %s\n  shards %d  durable %v  consistency %s  replication %d  fsync %s  kind %s  delivery %s\n",
 		info.Stream, c.Shards, !c.InMemory, c.Consistency, c.ReplicationFactor, fsyncString(c.Fsync), c.Kind, c.Delivery)
@@ -120,14 +133,16 @@ func printStreamInfo(info client.StreamInfo) {
 		fmt.Printf("  retention: max age %s, max bytes %d\n", c.Retention.MaxAge, c.Retention.MaxBytes)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SHARD\tLEADER\tREPLICAS\tGENERATION\tFIRST\tNEXT\tHELD")
+	fmt.Fprintln(tw, "  SHARD\tLEADER\tREPLICAS\tGENERATION\tFIRST\tNEXT\tHELD\tBYTES\tOLDEST\tNEWEST\tGROUPS")
 	for _, s := range info.Shards {
 		replicas := strings.Join(s.Replicas, ",")
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%d\t%d\t%d\n", s.Shard, orDash(s.LeaderID), orDash(replicas), s.Generation,
-			s.FirstOffset, s.NextOffset, max(s.NextOffset-s.FirstOffset, 0))
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", s.Shard, orDash(s.LeaderID), orDash(replicas), s.Generation,
+			s.FirstOffset, s.NextOffset, max(s.NextOffset-s.FirstOffset, 0), bytesText(s.Bytes),
+			timeText(s.FirstTime), timeText(s.LastTime), orDash(strings.Join(groups[s.Shard], ",")))
 	}
 	tw.Flush()
-	fmt.Printf("  %d shards; HELD is the offsets retention keeps (records, and a replicated shard's leader marks)\n", len(info.Shards))
+	fmt.Printf("  %d shards; HELD is the offsets retention keeps (records, and a replicated shard's leader marks);\n"+
+		"  OLDEST and NEWEST are record times; GROUPS the consumer groups reading the shard\n", len(info.Shards))
 }
 
 func fsyncString(f client.Fsync) string {
