@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/shardlog"
@@ -39,6 +40,13 @@ type fakePart struct {
 	appended atomic.Int64               // Appended calls
 	below    atomic.Int64               // what CompactBelow answers
 	released atomic.Bool
+
+	// A Quorum part's (pl.Consistency): the watermark the test set, the
+	// vouches it holds, and a signal of each new one.
+	qmu      sync.Mutex
+	commit   int64
+	held     []heldVouch
+	vouching chan struct{}
 }
 
 func newFakeReplication() *fakeReplication {
@@ -58,7 +66,7 @@ func (r *fakeReplication) leadershipOf(shard int) *leadership {
 }
 
 func (r *fakeReplication) HoldPart(pl engine.PartLog) (engine.Part, error) {
-	p := &fakePart{r: r, pl: pl}
+	p := &fakePart{r: r, pl: pl, vouching: make(chan struct{}, 16)}
 	p.lead.Store(r.leadershipOf(pl.Shard))
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -198,13 +206,93 @@ func replicatedStore(t *testing.T, fs vfs.FS, r *fakeReplication, cfg Config) (*
 	return s, mustCache(t, s)
 }
 
-// Vouch answers at once: the fake replicates at the Leader level.
+// Vouch answers at once at the Leader level. At Quorum it holds w until
+// the test commits past last (commitTo) or refuses what it holds (refuse).
 func (p *fakePart) Vouch(_ uint32, first, last int64, w shardlog.Waiter) {
-	w.Committed(first, last, nil)
+	if p.pl.Consistency != engine.ConsistencyQuorum {
+		w.Committed(first, last, nil)
+		return
+	}
+	p.qmu.Lock()
+	if last < p.commit {
+		p.qmu.Unlock()
+		w.Committed(first, last, nil)
+		return
+	}
+	p.held = append(p.held, heldVouch{first, last, w})
+	p.qmu.Unlock()
+	select {
+	case p.vouching <- struct{}{}:
+	default:
+	}
 }
 
-// Commit bounds nothing: the Leader level.
+// Commit bounds nothing at the Leader level; at Quorum it is what the test
+// committed.
 func (p *fakePart) Commit(gen uint32) (int64, bool) {
 	g, ok := p.Leading()
-	return math.MaxInt64, ok && g == gen
+	if p.pl.Consistency != engine.ConsistencyQuorum {
+		return math.MaxInt64, ok && g == gen
+	}
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	return p.commit, ok && g == gen
+}
+
+// heldVouch is a Vouch a Quorum fake holds.
+type heldVouch struct {
+	first, last int64
+	w           shardlog.Waiter
+}
+
+// commitTo plays a Quorum leadership at gen whose watermark reached next:
+// the records below it go to the part's OnCommit, and the vouches it
+// passed are answered.
+func (p *fakePart) commitTo(t testing.TB, gen uint32, next int64) {
+	t.Helper()
+	p.qmu.Lock()
+	from := p.commit
+	p.commit = next
+	var done, keep []heldVouch
+	for _, v := range p.held {
+		if v.last < next {
+			done = append(done, v)
+		} else {
+			keep = append(keep, v)
+		}
+	}
+	p.held = keep
+	p.qmu.Unlock()
+	if p.pl.OnCommit != nil && next > from {
+		b, got, err := p.pl.Log.Read(from, 1<<20, nil)
+		if err != nil || got < next {
+			t.Fatalf("reading the part's log from %d to %d: up to %d, %v", from, next, got, err)
+		}
+		p.pl.OnCommit(gen, from, next, b)
+	}
+	for _, v := range done {
+		v.w.Committed(v.first, v.last, nil)
+	}
+}
+
+// refuse answers every vouch held with err (no majority in time).
+func (p *fakePart) refuse(err error) {
+	p.qmu.Lock()
+	held := p.held
+	p.held = nil
+	p.qmu.Unlock()
+	for _, v := range held {
+		v.w.Committed(v.first, v.last, err)
+	}
+}
+
+// awaitVouch waits until the owner asked the part to vouch for a write
+// (its log has it).
+func (p *fakePart) awaitVouch(t testing.TB) {
+	t.Helper()
+	select {
+	case <-p.vouching:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the owner never asked the part to vouch for its write")
+	}
 }
