@@ -31,14 +31,20 @@ func (m *Machine) heartbeat(ev Heartbeat) {
 }
 
 // grantable reports whether the broker's report earns it a lease: it is
-// the stored leader at the stored generation, and the shard is known, not
-// being promoted and not withheld from it.
+// the stored leader at the stored generation, leading there (or named
+// less than a lease ago), and the shard is known, not being promoted and
+// not withheld from it.
 func (m *Machine) grantable(s *shard, broker cluster.Replica, r Report) bool {
 	a := s.stored.Assignment
 	switch {
 	case s.stale, s.promotion != nil, s.withheld:
 		return false
 	case a.Leader == (cluster.Replica{}), a.Leader != broker, r.Generation != a.Generation:
+		return false
+	case !r.Leading && m.now >= s.leaderSince+m.lease:
+		// Named a lease ago and still not leading (a replica that may
+		// have lost what it wrote at this generation refuses to lead it
+		// again): its lease runs out, and it is replaced.
 		return false
 	}
 	// A store that named two leaders at one generation is not one this

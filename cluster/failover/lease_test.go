@@ -193,3 +193,32 @@ func leadsHeard(id cluster.ShardID, gen uint64, durable int64, heard time.Durati
 	r.LeaderHeard = heard
 	return r
 }
+
+// TestANamedLeaderThatDoesNotLeadIsReplaced: the stored leader reports
+// the shard at the stored generation but not leading it (it refused to:
+// restarted after an unclean stop, it may have lost what it wrote there).
+// Within a lease of its naming it is granted (it may be starting); after
+// that it is granted no more, and it is replaced once its lease ends
+// (sim seed 318, whose shard stayed with a leader that led nothing).
+func TestANamedLeaderThatDoesNotLeadIsReplaced(t *testing.T) {
+	h := newHarness(t, 1, 0)
+	id := shardN(0)
+	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
+	notLeading := follows(id, 1, 5, -1)
+	if !granted(h.beat(ra, 1, lease-1, notLeading), id, 1) {
+		t.Fatal("named less than a lease ago: the leader must be granted while it starts")
+	}
+	if gs := h.beat(ra, 2, lease, notLeading); len(gs) != 0 {
+		t.Fatalf("named a lease ago and not leading: granted %v", gs)
+	}
+	if !granted(h.beat(ra, 3, lease+1, leads(id, 1, 5)), id, 1) {
+		t.Fatal("leading at last: the leader must be granted")
+	}
+	for i := range 4 {
+		h.beat(ra, uint64(4+i), lease+2+time.Duration(i)*lease/4, notLeading)
+	}
+	h.noWrite(h.tick(2*lease), "before the last lease ends")
+	if w := h.oneWrite(h.tick(2*lease + 1)); w.Assignment.Generation != 2 {
+		t.Fatalf("step 1: %+v", w)
+	}
+}
