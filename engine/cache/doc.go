@@ -209,7 +209,8 @@
 // engine.PartReplication.HoldPart as parts engine.PartCacheValues (0, the
 // shard's primary) and engine.PartCounters (1), under the cache's own
 // name (engine.StreamID{tenant, namespace, name}: the cluster's object,
-// not the "cache:" OwnershipID). Replication is at the Leader level: the
+// not the "cache:" OwnershipID). Replication is at the cache's
+// Config.Consistency (Leader by default; Quorum: quorum.go): the
 // replica ships what the owner appends and, on a follower, appends the
 // leader's records itself (shardlog AppendAt) and truncates where a new
 // leader's log differs. So the owner (replicate.go, counter_replicate.go):

@@ -16,7 +16,7 @@ import (
 // that many brokers (Options.Placement holds it on each), and both logs
 // of a held shard, its values (engine.PartCacheValues) and its counters
 // (engine.PartCounters), replicate through Options.Replication at the
-// Leader level (engine/replication_part.go). On every broker holding the
+// cache's consistency (engine/replication_part.go; Quorum: quorum.go). On every broker holding the
 // shard both logs are opened at once (the counters' too, before any add,
 // so a follower holds it from the start) and held. Part 0's Leading
 // decides for the values (and part 1's, likewise, for the counters:
@@ -27,7 +27,8 @@ import (
 //     Sync makes every record the replica appended visible, whenever g is
 //     not the generation they were last built at), every append carries g
 //     and is followed by Part.Appended, and each write is acknowledged as
-//     on a broker alone, once the local log has it at its FsyncMode.
+//     on a broker alone, once the local log has it at its FsyncMode (and,
+//     at Quorum, once its part vouches for it: quorum.go).
 //   - Otherwise every operation is refused with *engine.NotLeaderError
 //     naming the leader Options.Owner knows; nothing appends to the logs
 //     and nothing is read from them: the replica appends the leader's

@@ -9,8 +9,8 @@ import (
 )
 
 // A stream shard of replication factor above 1 has its two group logs
-// replicated beside its records, at the Leader level, through
-// Options.Replication (engine/replication_part.go): every replica opens
+// replicated beside its records, at the stream's consistency (Quorum:
+// quorum.go), through Options.Replication (engine/replication_part.go): every replica opens
 // them (HoldReplicas) and holds each as a part of the shard's replication
 // for the shard's lifetime. While this broker leads the shard (Leading)
 // its groups serve and append at Leading's generation; the replica ships
