@@ -36,6 +36,19 @@
 // mismatch) is sent from the leader's log instead, by the leader's own
 // goroutine, once the leader holds those records durably.
 //
+// # External leaderships (a shard's parts)
+//
+// A log its owner appends to (a cache's values, a shard's secondary parts:
+// engine/replication_part.go) is led External: the leadership takes no
+// Append and ships what the owner appended. At Quorum it still appends the
+// generation's start record (before the owner can see it lead), and the
+// owner, once its own log has a write at its FsyncMode, asks Vouch, which
+// queues it with the leadership's pending acks: it is told as an Append
+// would be, once the watermark passes it while the lease holds, or
+// refused. A secondary part of a Quorum shard leads only once R-M+1
+// replicas answered where their logs of it end and it took the longest
+// tail (node_adopt.go).
+//
 // # Generations
 //
 // Every record carries the generation of the leader that wrote it. A new
