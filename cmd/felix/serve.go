@@ -279,6 +279,9 @@ func runBroker(ctx context.Context, cfg serveConfig, out *os.File) error {
 
 // startBroker starts the broker cfg describes.
 func startBroker(cfg serveConfig) (*served, error) {
+	if err := checkDataDir(cfg.dataDir); err != nil { // serve_datadir.go
+		return nil, err
+	}
 	b := &served{}
 	bc := brokerConfig(cfg, func(nc *netio.Config, e *engine.Engine) error {
 		reloads, err := cfg.security.configure(nc, e, cfg.logger)
