@@ -122,9 +122,9 @@ func (d *FailoverDriver) catalogPut(id cluster.ObjectID, kv store.KV) {
 	d.objects[id] = failoverOf(e)
 }
 
-// failoverOf is a catalog entry's replication factor and consistency: a
-// stream's as configured, a cache's Leader (a cache acknowledges a write
-// once its leader holds it). Only an object of more than one replica is
+// failoverOf is a catalog entry's replication factor and consistency, a
+// stream's or a cache's as configured (a cache's Leader unless created at
+// Quorum, when its writes are acknowledged once a majority holds them). Only an object of more than one replica is
 // replicated, so only its shards have leases and fail over: the others
 // stay with their one replica, which no broker heartbeats.
 func failoverOf(e Entry) objectFailover {
@@ -141,6 +141,9 @@ func failoverOf(e Entry) objectFailover {
 		}
 	case e.Cache != nil:
 		o.acksDurable = e.Cache.Fsync.Kind == "OnCommit"
+		if e.Cache.Consistency == engine.ConsistencyQuorum {
+			o.consistency = failover.Quorum
+		}
 	}
 	return o
 }
