@@ -88,7 +88,8 @@
 //
 // # Subscribing
 //
-// A Subscription reads one shard from latest, earliest or an offset, over
+// A Subscription reads one shard from latest, earliest, an offset or a
+// time (FromTime: the broker finds the first record at or after it), over
 // a connection of its own. Each Event carries its shard, offset, timestamp,
 // key and value. When the application reads slower than events arrive, the
 // client's read-ahead (SubscribeOptions.Buffer) fills and that connection
@@ -101,7 +102,10 @@
 // *SubscriptionEndedError matching its cause with errors.Is
 // (ErrSubscriberLagged with the first missed offset, ErrNotFound when the
 // stream is deleted, ErrShuttingDown, ErrConnectionLost) and saying where
-// to resume (ResumeOffset).
+// to resume (ResumeOffset). SubscribeOptions.Until stops a subscription at
+// the shard's end as it was when it began (UntilEnd, as kcat -e): the
+// broker says when it is there, since the offsets of a log's control
+// records are never delivered, and Next then returns ErrEndReached.
 //
 // # Caches, counters and watches
 //
