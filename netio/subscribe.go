@@ -61,8 +61,11 @@ func (c *conn) register(requestID, id uint64, shard uint32, sh *engine.Shard, op
 	if end, until := sub.EndOffset(); until {
 		ok.EndOffset = wire.U64(uint64(end))
 	}
-	c.sendControl(requestID, ok)
+	// Known before SUBSCRIBED names it, so an UNSUBSCRIBE that follows
+	// finds it even when this runs off the loop; no event goes out before
+	// the answer, as the deliverer starts after it.
 	c.addSub(d)
+	c.sendControl(requestID, ok)
 	c.s.cfg.Metrics.SubscriptionsActive.Add(1)
 	go d.run()
 }
