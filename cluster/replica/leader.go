@@ -284,6 +284,7 @@ func (l *Leader) Vouch(first, last int64, w shardlog.Waiter) {
 	}
 	l.pmu.Unlock()
 	l.settle()
+	l.signal() // the owner's log has the records now: ship them (Appended came before they were readable)
 	select {
 	case <-l.done: // closed meanwhile: Close's failAll may have run before the append
 		l.failAll(ErrLeaderClosed)
