@@ -107,3 +107,24 @@ func TestTimesAreTheOldestAndNewestRecords(t *testing.T) {
 		t.Fatalf("Times = %d, %d, %v; want 1000, 1299", first, newest, err)
 	}
 }
+
+// BenchmarkOffsetForTime looks a time up in a log of sealed segments and
+// a tail: the index search and about one interval's read.
+func BenchmarkOffsetForTime(b *testing.B) {
+	mem := vfs.NewMem()
+	l := mustOpen(b, testOptions(mem, None()))
+	defer l.Close()
+	const n = 5000
+	for i := range int64(n) {
+		if _, err := l.AppendWait([]Entry{{Key: key(i), Value: value(i), Timestamp: 10 * (i + 1)}}, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		want := int64(i*7919) % n
+		if off, err := l.OffsetForTime(10 * (want + 1)); err != nil || off != want {
+			b.Fatalf("OffsetForTime = %d, %v; want %d", off, err, want)
+		}
+	}
+}
