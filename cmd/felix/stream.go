@@ -15,7 +15,7 @@ import (
 type streamCmd struct {
 	Create   streamCreateCmd   `cmd:"" help:"Create a stream."`
 	List     streamListCmd     `cmd:"" help:"List the streams of a namespace."`
-	Describe streamDescribeCmd `cmd:"" help:"Show a stream's settings and shards."`
+	Describe streamDescribeCmd `cmd:"" help:"Show a stream's settings and, per shard, its leader, replicas, offsets, bytes, record times and consumer groups."`
 	Delete   streamDeleteCmd   `cmd:"" help:"Delete a stream and its records."`
 }
 
