@@ -164,9 +164,12 @@ func (cc *cacheCluster) awaitOwner(b *Broker, not string) string {
 // write runs op on the owner's cache until it is not refused as not the
 // leader: each refusal waits for a read the cluster client retries, under
 // its backoff, until the owner serves it, which it does only under its
-// lease (what the cache asks Leading for).
+// lease (what the cache asks Leading for; a Quorum cache's counters lead
+// once their followers answered where their logs end, which may take a
+// few reads more).
 func (cc *cacheCluster) write(op func(c *cache.Cache) error) {
 	cc.t.Helper()
+	deadline := time.Now().Add(clusterWait)
 	for try := 0; ; try++ {
 		c, err := cc.brokers[cc.owner].Caches().Cache(cc.id)
 		if err == nil {
@@ -175,7 +178,7 @@ func (cc *cacheCluster) write(op func(c *cache.Cache) error) {
 		switch {
 		case err == nil:
 			return
-		case !errors.Is(err, engine.ErrNotLeader) || try == 10:
+		case !errors.Is(err, engine.ErrNotLeader) || time.Now().After(deadline):
 			cc.t.Fatalf("a write at the owner %s (try %d): %v", cc.owner, try, err)
 		}
 		if _, err := cc.values.Get(testCtx(cc.t), []byte("lease")); err != nil {

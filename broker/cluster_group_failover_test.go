@@ -137,16 +137,19 @@ func (gc *groupCluster) key(name string) group.Key {
 // onLeader runs op on the leader's groups until it is not refused as
 // not-leader: each refusal waits for a publish the leader acknowledges at
 // Quorum, which it does only under its lease (the leadership the groups
-// ask for). A lease proof's record lands after the ten the tests poll.
+// ask for; the group logs of a Quorum stream lead once their followers
+// answered where their logs end, which may take a few publishes more). A
+// lease proof's record lands after the ten the tests poll.
 func (gc *groupCluster) onLeader(op func(m *group.Manager) error) {
 	gc.t.Helper()
+	deadline := time.Now().Add(clusterWait)
 	for try := 0; ; try++ {
 		err := op(gc.brokers[gc.leader].Groups())
 		var nl *engine.NotLeaderError
 		switch {
 		case err == nil:
 			return
-		case !errors.As(err, &nl) || try == 10:
+		case !errors.As(err, &nl) || time.Now().After(deadline):
 			gc.t.Fatalf("on the leader %s (try %d): %v", gc.leader, try, err)
 		}
 		publishUntilAcked(gc.t, gc.c, "lease")

@@ -42,10 +42,10 @@ func (n *Node) leadPart(h, primary *held, gen uint64, o LeadOptions) {
 			// A Quorum part's acknowledged records are on a majority, not
 			// necessarily on this replica: it leads only once it heard
 			// enough replicas that every one of them is among what it took.
-			select {
+			select { // its followers may not hold the part yet (they hold it at their own reconcile)
 			case <-ctx.Done():
 				return
-			case <-time.After(n.cfg.Lease / 4):
+			case <-time.After(tick):
 			}
 		}
 		if _, err := n.leadOne(ctx, h, primary, gen, o); err != nil && ctx.Err() == nil {
