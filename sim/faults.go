@@ -24,6 +24,11 @@ const (
 	faultKillCP     = "cp-kill"       // the control plane replaced by a new term, mid-promotion when one is under way
 	faultStall      = "fsync-stall"   // a broker's fsyncs held, up to a second
 	faultKindsCount = 12
+	// faultBridge is half the partitions (those drawn inward, which a full
+	// partition has no use for): the other two brokers cut off from each
+	// other both ways, each still reaching the target (the bridge) and the
+	// control plane. Not drawn of its own, so seeds keep their draws.
+	faultBridge = "bridge"
 )
 
 var faultKinds = [faultKindsCount]string{faultKill, faultDisk, faultFreeze, faultPartition, faultOneWay, faultDrop,
@@ -61,6 +66,9 @@ func newFaultPlan(w *World) *faultPlan {
 			f.kind = faultKill // one replaced disk a run: two could take every copy of a record
 		}
 		disk = disk || f.kind == faultDisk
+		if f.kind == faultPartition && f.inward {
+			f.kind = faultBridge
+		}
 		switch w.rng.IntN(3) {
 		case 0:
 			f.mode = vfs.DropUnsynced
@@ -130,6 +138,8 @@ func (p *faultPlan) begin(f *fault) {
 		w.net.frozen[b.id] = true
 	case faultPartition:
 		p.eachRoute(b.id, func(r route, lf *linkFaults) { lf.cut = true })
+	case faultBridge:
+		p.bridge(b.id, true)
 	case faultOneWay:
 		p.eachRoute(b.id, func(r route, lf *linkFaults) { lf.cut = (r.to == b.id) == f.inward })
 	case faultDrop:
@@ -164,6 +174,8 @@ func (p *faultPlan) end(f *fault) {
 		w.net.frozen[b.id] = false
 	case faultPartition, faultOneWay:
 		p.eachRoute(b.id, func(r route, lf *linkFaults) { lf.cut = false })
+	case faultBridge:
+		p.bridge(b.id, false)
 	case faultDelay:
 		p.eachRoute(b.id, func(r route, lf *linkFaults) { lf.delay = 0 })
 	case faultDrop:
@@ -204,6 +216,21 @@ func (p *faultPlan) eachRoute(id string, f func(route, *linkFaults)) {
 			lf := p.w.net.faults[r]
 			f(r, &lf)
 			p.w.net.faults[r] = lf
+		}
+	}
+}
+
+// bridge cuts (or mends) both directions between every two brokers
+// other than the bridge id.
+func (p *faultPlan) bridge(id string, cut bool) {
+	for _, a := range p.w.brokers {
+		for _, b := range p.w.brokers {
+			if a != b && a.id != id && b.id != id {
+				r := route{a.id, b.id}
+				lf := p.w.net.faults[r]
+				lf.cut = cut
+				p.w.net.faults[r] = lf
+			}
 		}
 	}
 }
