@@ -2,8 +2,14 @@ package wire
 
 import "math"
 
-// Event is one record delivered to a subscriber. Key and Value alias the
-// frame when decoded.
+// EventFlagControl in an event's flags marks an offset that holds no
+// record: a log's control record (a replicated shard's generation start),
+// pushed only on a session with FeatureControlEvents, with no key and no
+// value. It is segment.FlagControl, the bit as stored.
+const EventFlagControl uint16 = 1 << 2
+
+// Event is one record delivered to a subscriber, or with EventFlagControl
+// an offset that holds none. Key and Value alias the frame when decoded.
 type Event struct {
 	Offset    uint64
 	Timestamp int64  // unix nanoseconds
@@ -22,8 +28,10 @@ type Event struct {
 //
 // An event's offset is base offset + its delta. Deltas strictly increase
 // within a batch; offsets are dense in a log, so a delta that skips one is
-// a record this subscriber did not get (a drop, a filter) and the
-// subscriber can tell.
+// an offset this subscriber did not get and can tell. On a session with
+// FeatureControlEvents the offsets that hold no record come as events
+// flagged EventFlagControl, so a skipped offset is exactly a record
+// dropped; without it a skipped offset may also be a control record.
 type EventBatch struct {
 	SubscriptionID uint64
 	Shard          uint32

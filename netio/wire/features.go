@@ -58,18 +58,27 @@ const (
 	// consistency (Quorum). A bit of its own because a broker without it
 	// would take the field for unknown and create a Leader cache.
 	FeatureCacheConsistency Features = 0x1000
+	// FeatureControlEvents: the broker pushes a log's control records (a
+	// replicated shard's generation start) in EVENT_BATCH as events whose
+	// flags carry EventFlagControl, with no key and no value, so that the
+	// subscriber knows those offsets hold no record and does not take the
+	// gap for a drop. A bit of its own because an older client would hand
+	// such an event to its application as a record. Without it the broker
+	// skips control records and their offsets are gaps like a drop's.
+	FeatureControlEvents Features = 0x2000
 
 	// FeaturesReserved are the bits kept for later versions: every bit
 	// FeaturesAll does not name.
 	FeaturesReserved Features = ^FeaturesAll
 	// FeaturesAll is every feature this package implements.
-	FeaturesAll Features = 0x0FFF | FeatureCacheConsistency
+	FeaturesAll Features = 0x0FFF | FeatureCacheConsistency | FeatureControlEvents
 )
 
 var featureNames = [...]string{
 	"binary_publish", "cache", "cache_watch", "cache_watch_retained",
 	"counters", "idempotent_producers", "publish_keyed", "consumer_groups",
 	"tls", "discovery", "cache_describe", "subscribe_bounds", "cache_consistency",
+	"control_events",
 }
 
 // Has reports whether every bit of want is in f.

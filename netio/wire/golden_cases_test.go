@@ -27,6 +27,12 @@ var (
 		{Offset: 1001, Timestamp: gTS + 5, Value: []byte("no key")},
 		{Offset: 1004, Timestamp: gTS + 9, Flags: 0x0001, Key: []byte("user-2")},
 	}
+	// gControlEvents: a generation start at offset 0 pushed under
+	// FeatureControlEvents, then the first record.
+	gControlEvents = []Event{
+		{Offset: 0, Timestamp: gTS, Flags: EventFlagControl | 0x0008},
+		{Offset: 1, Timestamp: gTS + 3, Value: []byte("first")},
+	}
 	gGroupRecords = []GroupRecord{
 		{Offset: 17, DeliveryCount: 1, Timestamp: gTS, Key: []byte("job-17"), Value: []byte("resize")},
 		{Offset: 12, DeliveryCount: 3, Timestamp: gTS - 50, Value: []byte("retry me")},
@@ -133,6 +139,8 @@ func streamCases() []goldenCase {
 		{"subscription_at_end", "pushed: every record below 2048 sent", AppendControl(nil, 0, &atEnd), &atEnd},
 		{"event_batch", "pushed: offsets 1000, 1001, 1004 (1002-1003 not delivered)", AppendEventBatch(nil, 0, 9, 2, gEvents),
 			eventBatchModel{9, 2, 1000, 1004, gEvents}},
+		{"event_batch_control", "pushed under control_events: offset 0 holds no record (a generation start), 1 does",
+			AppendEventBatch(nil, 0, 9, 2, gControlEvents), eventBatchModel{9, 2, 0, 1, gControlEvents}},
 		{"stream_create", "", AppendControl(nil, 22, &StreamCreate{Stream: gRef, Config: cfg}), &StreamCreate{Stream: gRef, Config: cfg}},
 		{"stream_delete", "", AppendControl(nil, 23, &StreamDelete{Stream: gRef}), &StreamDelete{Stream: gRef}},
 		{"stream_describe", "", AppendControl(nil, 24, &StreamDescribe{Stream: gRef}), &StreamDescribe{Stream: gRef}},
