@@ -3,22 +3,31 @@ package engine
 import "github.com/felixbroker/felix/segment"
 
 // byteQueue is a subscriber's bounded queue of framed records, oldest first.
-// It never holds more than maxBytes nor more than maxRecords.
+// Its records (control records aside) never take more than maxBytes nor
+// number more than maxRecords. A control record, queued only for a reader
+// that asked for them (SubscribeOptions.Control), is outside the bounds and
+// never dropped: it is how the reader learns that its offset holds no
+// record, and a shard's log has one per leadership, a few dozen bytes.
 type byteQueue struct {
-	buf        []byte
-	head       int
-	records    int
-	maxBytes   int
-	maxRecords int
+	buf          []byte
+	head         int
+	records      int // control records included
+	control      int // of records, the control records
+	controlBytes int
+	maxBytes     int
+	maxRecords   int
 }
 
 func (q *byteQueue) empty() bool { return q.records == 0 }
+
+// data is the number of queued records that are not control records.
+func (q *byteQueue) data() int { return q.records - q.control }
 
 func (q *byteQueue) bytes() int { return len(q.buf) - q.head }
 
 // fits reports whether a record of size bytes can be queued now.
 func (q *byteQueue) fits(size int) bool {
-	return q.records < q.maxRecords && q.bytes()+size <= q.maxBytes
+	return q.data() < q.maxRecords && q.bytes()-q.controlBytes+size <= q.maxBytes
 }
 
 // push queues one framed record; the caller checked fits.
@@ -31,13 +40,34 @@ func (q *byteQueue) push(rec []byte) {
 	q.records++
 }
 
-// dropOldest discards the record at the head and returns its offset.
-func (q *byteQueue) dropOldest() int64 {
-	r, n, _ := segment.DecodeRecord(q.buf[q.head:])
-	q.head += n
+// pushControl queues one framed control record, whatever the bounds.
+func (q *byteQueue) pushControl(rec []byte) {
+	q.push(rec)
+	q.control++
+	q.controlBytes += len(rec)
+}
+
+// dropOldest discards the oldest record that is not a control record; the
+// caller checked there is one. Control records queued before it stay, in
+// order, moved up over it.
+func (q *byteQueue) dropOldest() {
+	pos := q.head
+	for q.control > 0 && q.isControl(pos) {
+		size, _ := segment.PeekSize(q.buf[pos:])
+		pos += size
+	}
+	size, _ := segment.PeekSize(q.buf[pos:])
+	copy(q.buf[q.head+size:pos+size], q.buf[q.head:pos])
+	q.head += size
 	q.records--
 	q.resetIfEmpty()
-	return r.Offset
+}
+
+// isControl reports whether the record at pos is a control record. Only
+// called while control records are queued: off the common path.
+func (q *byteQueue) isControl(pos int) bool {
+	r, _, err := segment.DecodeRecord(q.buf[pos:])
+	return err == nil && r.Flags&segment.FlagControl != 0
 }
 
 // popInto moves whole records from the head into dst, up to maxBytes but at
@@ -48,6 +78,10 @@ func (q *byteQueue) popInto(dst []byte, maxBytes int) []byte {
 		size, _ := segment.PeekSize(q.buf[pos:])
 		if pos > start && pos+size-start > maxBytes {
 			break
+		}
+		if q.control > 0 && q.isControl(pos) {
+			q.control--
+			q.controlBytes -= size
 		}
 		pos += size
 		q.records--
@@ -60,6 +94,6 @@ func (q *byteQueue) popInto(dst []byte, maxBytes int) []byte {
 
 func (q *byteQueue) resetIfEmpty() {
 	if q.records == 0 {
-		q.buf, q.head = q.buf[:0], 0
+		q.buf, q.head, q.control, q.controlBytes = q.buf[:0], 0, 0, 0
 	}
 }

@@ -53,16 +53,26 @@ type SubscribeOptions struct {
 	// below its end has been handed to the reader (or dropped); records
 	// from the end on are not delivered. The end is End, or the shard's
 	// end when the subscription registers if End is negative. Control
-	// records are never delivered, so the offsets a reader sees may stop
-	// short of the end: ErrEndReached is how it learns it is there.
+	// records are not delivered without Control, so the offsets a reader
+	// sees may stop short of the end: ErrEndReached is how it learns it is
+	// there.
 	UntilEnd bool
 	End      int64
+	// Control hands the shard's control records (a replicated shard's
+	// generation start) to the reader too, where without it they are
+	// skipped and their offsets look like a drop's gap. They are never
+	// dropped by the overflow policy and are outside the queue's bounds,
+	// so a reader that takes them can tell every gap that is not a record
+	// from a drop exactly. Delivered and Dropped count records only.
+	Control bool
 }
 
 // Subscription reads one shard: history from its start offset, then live
 // records, with no gap and no duplicate at the join. Live records wait in a
 // bounded queue; when it is full the overflow policy decides, and a drop is
-// visible to the reader as a gap in offsets and in Stats. A publisher never
+// visible to the reader as a gap in offsets and in Stats (with
+// SubscribeOptions.Control, a gap is exactly a drop: the offsets of
+// control records come as control records). A publisher never
 // waits for a subscriber. Next is for one goroutine; Close and Stats are
 // safe from any.
 type Subscription struct {
@@ -85,9 +95,9 @@ type Subscription struct {
 // SubscriptionStats is a snapshot of a subscription's counters.
 type SubscriptionStats struct {
 	Next      int64  // offset delivery has reached
-	Delivered uint64 // records handed to the reader
+	Delivered uint64 // records handed to the reader (control records not counted)
 	Dropped   uint64 // records dropped by the overflow policy or retention
-	Queued    int    // records waiting
+	Queued    int    // records waiting (control records included)
 	Live      bool
 }
 
@@ -176,9 +186,9 @@ func (s *Subscription) Next(ctx context.Context, dst []byte, maxBytes int) ([]by
 		s.mu.Lock()
 		switch {
 		case !s.queue.empty():
-			n := s.queue.records
+			n := s.queue.data()
 			dst = s.queue.popInto(dst, maxBytes)
-			s.delivered += uint64(n - s.queue.records)
+			s.delivered += uint64(n - s.queue.data())
 			s.mu.Unlock()
 			return dst, nil
 		case s.atEnd():
@@ -229,12 +239,12 @@ func (s *Subscription) catchUp(from int64, dst []byte, maxBytes int) (out []byte
 	}
 	if next > from {
 		limit := s.limit()
-		out, n := dropControl(out, len(dst), limit)
+		out, kept, records := dropControl(out, len(dst), limit, s.opts.Control)
 		s.mu.Lock()
 		s.next = min(next, limit)
-		s.delivered += uint64(n)
+		s.delivered += uint64(records)
 		s.mu.Unlock()
-		return out, n == 0, nil
+		return out, kept == 0, nil
 	}
 	sh.subMu.Lock()
 	s.mu.Lock()
@@ -246,12 +256,12 @@ func (s *Subscription) catchUp(from int64, dst []byte, maxBytes int) (out []byte
 	return dst, true, nil
 }
 
-// dropControl removes engine control records, and records at or past
-// limit, from out[from:] and returns the rest with how many records it
-// kept.
-func dropControl(out []byte, from int, limit int64) ([]byte, int) {
+// dropControl removes records at or past limit from out[from:], and
+// control records unless keepControl, and returns the rest with how many
+// it kept and how many of those are records (not control records).
+func dropControl(out []byte, from int, limit int64, keepControl bool) (_ []byte, kept, records int) {
 	it := segment.NewIter(out[from:])
-	w, kept := from, 0
+	w := from
 	for {
 		at := from + it.Pos()
 		r, ok := it.Next()
@@ -259,12 +269,16 @@ func dropControl(out []byte, from int, limit int64) ([]byte, int) {
 			break
 		}
 		size := r.Size()
-		if r.Flags&segment.FlagControl == 0 && r.Offset < limit {
+		control := r.Flags&segment.FlagControl != 0
+		if r.Offset < limit && (!control || keepControl) {
 			w += copy(out[w:], out[at:at+size])
 			kept++
+			if !control {
+				records++
+			}
 		}
 	}
-	return out[:w], kept
+	return out[:w], kept, records
 }
 
 // offer queues the live records of one flush; called under Shard.subMu.
@@ -286,18 +300,22 @@ func (s *Subscription) offer(records []byte) (ended bool) {
 		if r.Offset < s.next {
 			continue
 		}
+		size := r.Size()
 		if r.Flags&segment.FlagControl != 0 {
-			s.next = r.Offset + 1 // never delivered, but passed: an end beyond it can be reached
+			if s.opts.Control {
+				s.queue.pushControl(records[at : at+size])
+				added = true
+			}
+			s.next = r.Offset + 1 // passed: an end beyond it can be reached
 			continue
 		}
-		size := r.Size()
 		if !s.queue.fits(size) {
 			switch s.opts.Overflow {
 			case Disconnect:
 				s.end(&LaggedError{FirstMissed: r.Offset})
 				return true
 			case DropOld:
-				for !s.queue.empty() && !s.queue.fits(size) {
+				for s.queue.data() > 0 && !s.queue.fits(size) {
 					s.queue.dropOldest()
 					s.dropped++
 				}
