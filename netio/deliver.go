@@ -62,8 +62,11 @@ func (d *deliverer) send(recs []byte) error {
 
 // appendEvents appends the records (segment framing, as the engine returns
 // them) as EVENT_BATCH frames, starting a new frame when one would exceed
-// the frame size or the batch count. A record that does not verify stops
-// the walk with an error; the records before it are appended.
+// the frame size or the batch count. A control record (the engine hands
+// them only to a session with control_events) goes as an event with its
+// flags, EventFlagControl among them, and no key or value. A record that
+// does not verify stops the walk with an error; the records before it are
+// appended.
 func appendEvents(dst []byte, subID uint64, shard uint32, recs []byte, lim wire.Limits) ([]byte, error) {
 	var w wire.EventBatchWriter
 	open := false
@@ -75,6 +78,9 @@ func appendEvents(dst []byte, subID uint64, shard uint32, recs []byte, lim wire.
 		}
 		if !open {
 			w, open = wire.BeginEventBatch(dst, 0, subID, shard, uint64(r.Offset)), true
+		}
+		if r.Flags&segment.FlagControl != 0 {
+			r.Key, r.Value = nil, nil
 		}
 		w.Add(wire.Event{Offset: uint64(r.Offset), Timestamp: r.Timestamp, Flags: r.Flags, Key: r.Key, Value: r.Value})
 	}

@@ -14,9 +14,10 @@ import (
 )
 
 // serverFeatures are what this broker serves: binary publishes, keyed
-// ones, BROKER_LIST (answered with this broker alone), and subscriptions
-// from a time and until their end.
-const serverFeatures = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | wire.FeatureDiscovery | wire.FeatureSubscribeBounds
+// ones, BROKER_LIST (answered with this broker alone), subscriptions
+// from a time and until their end, and control records pushed as events.
+const serverFeatures = wire.FeatureBinaryPublish | wire.FeaturePublishKeyed | wire.FeatureDiscovery | wire.FeatureSubscribeBounds |
+	wire.FeatureControlEvents
 
 // features is what this server advertises: the base set, plus the bits of
 // every optional component its Config carries (each component's file adds

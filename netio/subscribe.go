@@ -38,7 +38,7 @@ func (c *conn) subscribe(f wire.Frame) {
 		return
 	}
 	c.lastSubID++
-	id, opts := c.lastSubID, subscribeOptions(&m)
+	id, opts := c.lastSubID, subscribeOptions(&m, features)
 	if opts.Start == engine.StartTime {
 		go c.register(f.RequestID, id, m.Shard, sh, opts)
 		return
@@ -85,8 +85,12 @@ func (c *conn) shardToSubscribe(m *wire.Subscribe) (*engine.Shard, error) {
 	return sh, nil
 }
 
-func subscribeOptions(m *wire.Subscribe) engine.SubscribeOptions {
-	o := engine.SubscribeOptions{QueueRecords: int(min(m.QueueCapacity, queueRecordsMax))}
+// subscribeOptions are the engine's options for m on a session with
+// features: with control_events the subscription is handed the shard's
+// control records, which the deliverer pushes as EventFlagControl events.
+func subscribeOptions(m *wire.Subscribe, features wire.Features) engine.SubscribeOptions {
+	o := engine.SubscribeOptions{QueueRecords: int(min(m.QueueCapacity, queueRecordsMax)),
+		Control: features.Has(wire.FeatureControlEvents)}
 	switch m.Start.From {
 	case wire.StartEarliest:
 		o.Start = engine.StartEarliest
