@@ -7,7 +7,7 @@
 // It must never resend a publish except where the caller asked for it
 // (PublishAtLeastOnce), never decide to retry from an error's prose (only
 // from its Code), never drop an event itself (a drop is the broker's
-// overflow policy, seen as a gap), never let a slow subscriber hold back
+// overflow policy, seen as Event.Missed), never let a slow subscriber hold back
 // publishes, and never use a feature the handshake did not negotiate.
 //
 // # Use
@@ -97,15 +97,23 @@
 // overflow policy (DropNew, DropOld, Disconnect) decides, while publishes
 // (the broker's and this client's, on their own connection) go on. A
 // replay of history is paced the same way and loses nothing. Offsets are
-// dense in a shard, so a gap is exactly a drop: Event.Missed counts the
-// offsets skipped before an event. The end of a subscription is a
+// dense in a shard, but not every offset holds a record: a replicated
+// shard's log holds control records (the generation start each leadership
+// writes first) that are never delivered. With FeatureControlEvents, in
+// DefaultFeatures and offered by brokers since it was defined, the broker
+// says which offsets those are, so Event.Missed is exactly the number of
+// records dropped just before an event (by the overflow policy, or passed
+// by retention before they were read). Without it (WithFeatures leaving it
+// out, or an older broker) Missed counts every offset skipped, control
+// records' included, so a replicated shard shows "missed" records that
+// never existed. The end of a subscription is a
 // *SubscriptionEndedError matching its cause with errors.Is
 // (ErrSubscriberLagged with the first missed offset, ErrNotFound when the
 // stream is deleted, ErrShuttingDown, ErrConnectionLost) and saying where
 // to resume (ResumeOffset). SubscribeOptions.Until stops a subscription at
 // the shard's end as it was when it began (UntilEnd, as kcat -e): the
-// broker says when it is there, since the offsets of a log's control
-// records are never delivered, and Next then returns ErrEndReached.
+// broker says when it is there, since the last offsets before it may hold
+// control records, and Next then returns ErrEndReached.
 //
 // # Caches, counters and watches
 //

@@ -33,6 +33,7 @@ type Subscription struct {
 	next      int64 // the offset the reader is due next
 	ring      []event
 	head, n   int
+	missed    uint64                  // records missed before a control offset the reader passed: counted on the next event
 	room      chan struct{}           // closed when the reader takes an event from a full ring; nil if nobody waits
 	end       *SubscriptionEndedError // why it ended; given once the queue is drained
 	closed    bool                    // Close was called
@@ -172,6 +173,7 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			s.mu.Unlock()
 			return Event{}, ErrClosed
 		}
+		s.passControl()
 		if s.n > 0 {
 			ev := s.pop()
 			s.mu.Unlock()
@@ -218,30 +220,55 @@ func (s *Subscription) Events(ctx context.Context) iter.Seq2[Event, error] {
 	}
 }
 
-// pop takes the oldest queued event; mu held, n > 0.
+// pop takes the oldest queued event, which passControl left a record;
+// mu held, n > 0.
 func (s *Subscription) pop() Event {
 	q := &s.ring[s.head]
 	ev := Event{Shard: s.shard, Offset: q.offset, Timestamp: time.Unix(0, q.ts), Key: q.key, Value: q.value}
-	*q = event{}
-	s.head = (s.head + 1) % len(s.ring)
-	s.n--
-	if ev.Offset > s.next {
-		ev.Missed = uint64(ev.Offset - s.next)
-	}
+	s.take()
+	ev.Missed, s.missed = s.missed+s.gapTo(ev.Offset), 0
 	s.next = ev.Offset + 1
 	s.delivered++
+	return ev
+}
+
+// passControl takes the offsets at the head of the ring that hold no
+// record: the next offset moves past them, and what was missed before
+// them is counted on the next event; mu held.
+func (s *Subscription) passControl() {
+	for s.n > 0 && s.ring[s.head].offset < 0 {
+		off := ^s.ring[s.head].offset
+		s.take()
+		s.missed += s.gapTo(off)
+		s.next = off + 1
+	}
+}
+
+// gapTo is the number of offsets between the next one due and off.
+func (s *Subscription) gapTo(off int64) uint64 {
+	if off > s.next {
+		return uint64(off - s.next)
+	}
+	return 0
+}
+
+// take removes the head of the ring, and wakes a push waiting for room;
+// mu held, n > 0.
+func (s *Subscription) take() {
+	s.ring[s.head] = event{}
+	s.head = (s.head + 1) % len(s.ring)
+	s.n--
 	if s.room != nil {
 		close(s.room)
 		s.room = nil
 	}
-	return ev
 }
 
 // SubscriptionStats are a subscription's client-side counters. Drops,
 // which happen at the broker, show as gaps (Event.Missed).
 type SubscriptionStats struct {
 	Delivered uint64 // events handed to the reader
-	Queued    int    // events received and waiting for the reader
+	Queued    int    // events received and waiting for the reader (offsets that hold no record included)
 }
 
 // Stats returns the client-side counters.

@@ -6,12 +6,19 @@ import (
 	"github.com/felixbroker/felix/netio/wire"
 )
 
-// subscribeFeatures are the bits a bounded subscription needs.
-const subscribeFeatures = wire.FeatureSubscribeBounds
+// subscribeFeatures are the bits a subscription offers: a bounded one
+// needs subscribe_bounds, and control_events makes Event.Missed count
+// drops only.
+const subscribeFeatures = wire.FeatureSubscribeBounds | wire.FeatureControlEvents
 
 // FeatureSubscribeBounds is the protocol's bit for FromTime and Until: a
 // broker without it is not asked for either.
 const FeatureSubscribeBounds = Features(wire.FeatureSubscribeBounds)
+
+// FeatureControlEvents is the protocol's bit by which the broker says
+// which offsets hold no record (a replicated shard's control records), so
+// that Event.Missed counts only records dropped. In DefaultFeatures.
+const FeatureControlEvents = Features(wire.FeatureControlEvents)
 
 // Start is where a subscription starts reading; the zero Start is latest.
 type Start struct {
@@ -127,14 +134,25 @@ type Event struct {
 	Timestamp time.Time
 	Key       []byte
 	Value     []byte
-	// Missed is the number of offsets skipped just before this event:
-	// records this subscriber did not get. Offsets are dense in a shard, so
-	// a gap is exactly a drop (by the overflow policy of the subscription's
-	// queue at the broker); Missed is how an application sees one.
+	// Missed is the number of records this subscriber did not get just
+	// before this event: dropped by the overflow policy of the
+	// subscription's queue at the broker (DropNew, DropOld), or removed by
+	// retention before the subscription read them. When the session
+	// negotiated FeatureControlEvents (the default, with a broker that
+	// offers it) the broker says which offsets hold no record (a
+	// replicated shard's control records, such as the generation start
+	// each leadership writes), and they are not counted: Missed is exactly
+	// the records dropped (retention aside, which may remove a control
+	// record unseen: it counts). A drop just before a control offset is
+	// counted on the next event. Without the bit Missed is the number of
+	// offsets skipped, control records' included: on a replicated shard it
+	// can be above zero with nothing dropped.
 	Missed uint64
 }
 
-// event is an Event as queued: 64 bytes, not 104.
+// event is an Event as queued: 64 bytes, not 104. An offset that holds no
+// record (an EventFlagControl event) is queued as ^offset, negative, with
+// nothing else: the reader passes it without handing it over.
 type event struct {
 	offset int64
 	ts     int64

@@ -68,7 +68,11 @@ func (s *Subscription) push(c *conn, b *wire.EventBatch) {
 		added := false
 		for more && s.n < len(s.ring) {
 			ev := it.Event()
-			s.ring[(s.head+s.n)%len(s.ring)] = event{offset: int64(ev.Offset), ts: ev.Timestamp, key: ev.Key, value: ev.Value}
+			q := event{offset: int64(ev.Offset), ts: ev.Timestamp, key: ev.Key, value: ev.Value}
+			if ev.Flags&wire.EventFlagControl != 0 {
+				q = event{offset: ^int64(ev.Offset)} // holds no record
+			}
+			s.ring[(s.head+s.n)%len(s.ring)] = q
 			s.n++
 			added = true
 			more = it.Next()
