@@ -86,6 +86,40 @@ func (c *Cache) Get(key, dst []byte) (Item, error) {
 	return it, err
 }
 
+// GetAsync is Get for a caller that must never wait for a Quorum commit
+// (a connection's event loop, a worker shared by many connections): when
+// the key's newest write is not yet committed at Quorum, the read is
+// parked on rw (see ReadWait) and GetAsync returns wait true; rw's waiter
+// is then told when to ask again (with the same rw: it keeps its
+// deadline) or what the answer is. With rw nil it parks nothing and
+// returns wait true: the caller asks again with a record of its own. A
+// call that parks nothing (rw nil) is not counted among the gets, nor is
+// one asked again after a park. On a cache that is not at Quorum it is
+// Get, which may wait for one group commit of the shard's log (netio's
+// gates keep that off its loops).
+func (c *Cache) GetAsync(key, dst []byte, rw *ReadWait) (_ Item, wait bool, _ error) {
+	retry := rw != nil && !rw.deadline.IsZero()
+	sh, fp, err := c.route(key)
+	if err != nil {
+		c.countGet(retry, false)
+		return Item{}, false, err
+	}
+	it, wait, err := sh.getAsync(fp, key, dst, rw)
+	c.countGet(retry || wait && rw == nil, it.Found)
+	return it, wait, err
+}
+
+// countGet counts a get (unless it was counted already, or is handed
+// back to be asked again) and, when found, its hit.
+func (c *Cache) countGet(counted, found bool) {
+	if !counted {
+		c.store.ops.count(OpGet)
+	}
+	if found {
+		c.store.ops.hits.Add(1)
+	}
+}
+
 // Put writes value under key, under opts' condition and expiry, and waits
 // for the acknowledgement at the cache's FsyncMode.
 func (c *Cache) Put(key, value []byte, opts PutOptions) (Written, error) {
@@ -102,7 +136,11 @@ func (c *Cache) Put(key, value []byte, opts PutOptions) (Written, error) {
 // error, and tells w nothing, when the write was refused before anything
 // was appended: a failed condition (*PreconditionError), a shard this
 // broker does not lead (*engine.NotLeaderError), a limit, a stopped shard.
-// key and value are copied before it returns.
+// On a Quorum cache a failed condition whose answer must wait for writes
+// before it to commit (it names the key's state as the index holds it) is
+// parked instead, never waited for: w is told it (or no_quorum, or
+// not_leader) once they commit (park.go). key and value are copied before
+// it returns.
 func (c *Cache) PutAsync(key, value []byte, opts PutOptions, w WriteWaiter) error {
 	return c.putAsync(key, value, opts, w, 0)
 }
@@ -173,7 +211,9 @@ func (c *Cache) Delete(key []byte, cond Condition) (Written, error) {
 }
 
 // DeleteAsync is Delete without the wait, as PutAsync is Put. When nothing
-// is appended w is told before DeleteAsync returns.
+// is appended w is told before DeleteAsync returns, except on a Quorum
+// cache with writes before it not yet committed: then that answer is
+// parked until they are, as a refused condition's is.
 func (c *Cache) DeleteAsync(key []byte, cond Condition, w WriteWaiter) error {
 	return c.deleteAsync(key, cond, w, 0)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/segment"
@@ -72,6 +73,10 @@ type counterSlot struct {
 	visMu   sync.Mutex // wakes a get waiting for its add's commit
 	visCond sync.Cond
 	visErr  error // failErr, readable under visMu
+
+	// parked counts the gets waiting for their part to vouch for an add
+	// at Quorum (CounterGetAsync), at most parkedReadsMax.
+	parked atomic.Int32
 }
 
 func (cs *counterSlot) dir() (vfs.FS, string) {
@@ -257,20 +262,22 @@ func addChecked(a, b int64) (int64, bool) {
 }
 
 // get returns the key's sum once every add folded into it is committed.
-func (cs *counterSlot) get(key []byte) (CounterValue, error) {
+// With r, a get whose add is not yet vouched for at Quorum is parked (r is
+// told the answer) and reports wait; without, it waits.
+func (cs *counterSlot) get(key []byte, r CounterReader) (_ CounterValue, wait bool, _ error) {
 	cs.mu.Lock()
 	if err := cs.open(); err != nil {
 		cs.mu.Unlock()
-		return CounterValue{}, err
+		return CounterValue{}, false, err
 	}
 	if err := cs.leadLocked(); err != nil {
 		cs.mu.Unlock()
-		return CounterValue{}, err
+		return CounterValue{}, false, err
 	}
 	c := cs.sums[string(key)]
 	if c == nil {
 		cs.mu.Unlock()
-		return CounterValue{}, nil
+		return CounterValue{}, false, nil
 	}
 	v := CounterValue{Exists: true, Sum: c.sum, Offset: c.last}
 	l, led, part := cs.logs.Log(), cs.led, cs.part
@@ -281,17 +288,21 @@ func (cs *counterSlot) get(key []byte) (CounterValue, error) {
 		cs.visCond.Wait()
 	}
 	if l.End() <= v.Offset {
-		return CounterValue{}, cs.visErr
+		return CounterValue{}, false, cs.visErr
 	}
 	if part != nil && !leadsAt(part, led) { // a replicated shard answers only while it leads
-		return CounterValue{}, cs.sh.c.notLeader(cs.sh.index)
+		return CounterValue{}, false, cs.sh.c.notLeader(cs.sh.index)
 	}
-	if part != nil && cs.sh.quorum {
+	switch {
+	case part == nil || !cs.sh.quorum:
+	case r != nil:
+		return cs.vouchRead(part, led, v, r)
+	default:
 		if err := awaitVouched(part, led, v.Offset); err != nil {
-			return CounterValue{}, err
+			return CounterValue{}, false, err
 		}
 	}
-	return v, nil
+	return v, false, nil
 }
 
 // compact checkpoints every counter with adds since its last checkpoint,
@@ -506,5 +517,29 @@ func (c *Cache) CounterGet(key []byte) (CounterValue, error) {
 	if err != nil {
 		return CounterValue{}, err
 	}
-	return sh.counters.get(key)
+	v, _, err := sh.counters.get(key, nil)
+	return v, err
+}
+
+// CounterReader is told a parked counter get's answer (CounterGetAsync).
+// It runs on whichever goroutine the part's vouch comes on, possibly
+// before CounterGetAsync returns, and must not block.
+type CounterReader interface {
+	CounterRead(v CounterValue, err error)
+}
+
+// CounterGetAsync is CounterGet for a caller that must never wait for a
+// Quorum commit: a get whose sum holds an add its part has not vouched for
+// yet is parked, and returns wait true; r is then told the answer (the
+// sum, or the part's refusal: no_quorum past the publish timeout, the
+// leadership over). At most parkedReadsMax are parked per shard
+// (ErrReadsParkedFull beyond). It may still wait for one group commit of
+// the counters' log, as CounterGet does, on a cache at any level.
+func (c *Cache) CounterGetAsync(key []byte, r CounterReader) (_ CounterValue, wait bool, _ error) {
+	c.store.ops.count(OpCounterGet)
+	sh, _, err := c.route(key)
+	if err != nil {
+		return CounterValue{}, false, err
+	}
+	return sh.counters.get(key, r)
 }

@@ -264,6 +264,7 @@
 //	                                       writeMu -> visMu (a leaf)
 //	compactRunning -> counters.logs -> counterSlot.mu -> counterSlot.visMu
 //	endMu: a leaf, taken by both logs' OnVisible (LogEnds)
+//	parked.mu: a leaf (park.go): parked reads' waiters are told with it let go of
 //
 // A replicated shard calls Part.Leading under writeMu, under watchMu
 // (registering a watch), under counterSlot.mu, and on the committers

@@ -30,6 +30,10 @@ import (
 //     shows a value a failover could take back.
 //   - A counter get waits for the add its sum last folded in to be
 //     vouched for.
+//   - Those waits are parked, never made on the caller's goroutine, by
+//     the async calls (GetAsync, CounterGetAsync, a refused condition or
+//     a delete of nothing through PutAsync and DeleteAsync: park.go); the
+//     blocking calls (Get, CounterGet, Put, Delete) wait on theirs.
 //
 // A leadership at Quorum appends a generation-start record to each log
 // before the shard sees it lead; the shard's rebuild, its counters' fold,
@@ -50,7 +54,8 @@ const quorumRecheck = 50 * time.Millisecond
 // onCommitted is the values part's OnCommit: the leadership at gen
 // committed the records up to next. It runs on the replica's goroutine,
 // in order. Records of a leadership the shard was not built at are its
-// own business: takeLead takes the part's watermark when it builds.
+// own business: takeLead takes the part's watermark when it builds. The
+// reads parked on what it committed go on (park.go).
 func (sh *shard) onCommitted(gen uint32, _, next int64, records []byte) {
 	sh.watchMu.Lock()
 	if gen == sh.led.Load() && sh.leadsAt(gen) {
@@ -60,7 +65,7 @@ func (sh *shard) onCommitted(gen uint32, _, next int64, records []byte) {
 		sh.fanOutLocked(records)
 	}
 	sh.watchMu.Unlock()
-	sh.wakeReaders()
+	sh.committedParked(sh.committed.Load())
 }
 
 // wakeReaders wakes the reads waiting for a record to become visible.
@@ -81,39 +86,19 @@ func (sh *shard) takeCommitted(gen uint32) {
 }
 
 // waitCommitted waits until the record at off is committed at Quorum, the
-// shard stops, its leadership ends, or QuorumTimeout passes.
+// shard stops, its leadership ends, or QuorumTimeout passes: parked
+// (park.go), on the caller's goroutine. For the blocking calls only (Get,
+// a watch's snapshot on its own goroutine); a loop's read parks with
+// GetAsync.
 func (sh *shard) waitCommitted(off int64) error {
-	led := sh.led.Load()
-	deadline := time.Now().Add(sh.c.store.opts.QuorumTimeout)
-	var recheck *time.Timer
-	defer func() {
-		if recheck != nil {
-			recheck.Stop()
-		}
-	}()
-	for {
-		sh.visMu.Lock()
-		if sh.visible() <= off && sh.failErr == nil {
-			if recheck == nil { // the timer's wake takes visMu: it cannot be lost before the Wait
-				recheck = time.AfterFunc(quorumRecheck, sh.wakeReaders)
-			} else {
-				recheck.Reset(quorumRecheck)
-			}
-			sh.visCond.Wait()
-		}
-		visible, err := sh.visible() > off, sh.failErr
-		sh.visMu.Unlock()
-		switch {
-		case err != nil:
-			return err
-		case visible:
-			return nil
-		case !sh.leadsAt(led):
-			return sh.c.notLeader(sh.index)
-		case !time.Now().Before(deadline):
-			return ErrNoQuorum
-		}
+	s := syncReads.Get().(*syncRead)
+	defer syncReads.Put(s)
+	s.rw.Begin(s)
+	parked, err := sh.park(&s.rw, off, sh.led.Load())
+	if err != nil || !parked {
+		return err // visible as it was parked (or stopped): the caller looks again
 	}
+	return <-s.ch
 }
 
 // readVisible reads the values log from `from` as Read does, but never a
@@ -140,31 +125,26 @@ func (sh *shard) readVisible(from int64, maxBytes int, dst []byte) ([]byte, int6
 	}
 }
 
-// vouchRefusal is what a write refused on its condition answers on a
+// parkRefusal parks the answer of a write refused on its condition on a
 // Quorum shard: its *PreconditionError names the key's state as the index
-// holds it, which may include writes not committed yet, so it answers
+// holds it, which may include writes not committed yet, so w is told it
 // only once everything its writer had appended (up to seen) is committed
-// (awaitSeen). Any other err passes through: a write that appended is
-// answered by its waiter.
-func (sh *shard) vouchRefusal(err error, seen int64) error {
+// (parkAnswer). It returns what the write's call returns: nil once w will
+// be told, err itself when nothing is left to wait for, or why it cannot
+// wait. Any other err passes through: a write that appended is answered
+// by its waiter.
+func (sh *shard) parkRefusal(err error, seen int64, w WriteWaiter) error {
 	if err == nil || !sh.quorum || !errors.Is(err, ErrPreconditionFailed) {
 		return err
 	}
-	if werr := sh.awaitSeen(seen); werr != nil {
+	parked, werr := sh.parkAnswer(seen, w, Written{}, err)
+	switch {
+	case werr != nil:
 		return werr
-	}
-	return err
-}
-
-// awaitSeen waits, on a Quorum shard, until every record up to seen is
-// committed: an answer that says what the index holds (a refused
-// condition, a delete of a key with no live value) goes no further than
-// a read of it would.
-func (sh *shard) awaitSeen(seen int64) error {
-	if !sh.quorum || sh.primary() == nil || seen < 0 {
+	case parked:
 		return nil
 	}
-	return sh.waitCommitted(seen)
+	return err
 }
 
 // awaitVouched waits until the leadership of p at gen vouches for its
@@ -187,3 +167,42 @@ type vouchWait chan error
 func (w vouchWait) Committed(_, _ int64, err error) { w <- err }
 
 var vouchWaits = sync.Pool{New: func() any { return make(vouchWait, 1) }}
+
+// vouchRead answers v, the sum of a counter get whose last add is at
+// v.Offset, once the counters part's leadership at gen vouches for that
+// add: now when its watermark passed it already, and otherwise through r
+// (wait true), parked on the part's Vouch.
+func (cs *counterSlot) vouchRead(p *heldPart, gen uint32, v CounterValue, r CounterReader) (CounterValue, bool, error) {
+	if c, ok := p.Commit(gen); ok && c > v.Offset {
+		return v, false, nil
+	}
+	if cs.parked.Add(1) > parkedReadsMax {
+		cs.parked.Add(-1)
+		return CounterValue{}, false, ErrReadsParkedFull
+	}
+	cr := counterReads.Get().(*counterRead)
+	cr.cs, cr.r, cr.v = cs, r, v
+	p.Vouch(gen, v.Offset, v.Offset, cr)
+	return CounterValue{}, true, nil
+}
+
+// counterRead is a parked counter get: the sum it answers once its part
+// vouches for the add it holds. Pooled.
+type counterRead struct {
+	cs *counterSlot
+	r  CounterReader
+	v  CounterValue
+}
+
+var counterReads = sync.Pool{New: func() any { return new(counterRead) }}
+
+func (cr *counterRead) Committed(_, _ int64, err error) {
+	cs, r, v := cr.cs, cr.r, cr.v
+	*cr = counterRead{}
+	counterReads.Put(cr)
+	cs.parked.Add(-1)
+	if err != nil {
+		v = CounterValue{}
+	}
+	r.CounterRead(v, err)
+}

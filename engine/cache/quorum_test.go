@@ -115,9 +115,12 @@ func TestAQuorumCachesPutWithoutAMajorityIsRefusedAndNotShown(t *testing.T) {
 		t.Fatalf("a get of the key whose newest write is not committed: %+v %q %v, want ErrNoQuorum", it, it.Value, err)
 	}
 	var pe *PreconditionError
-	err := c.PutAsync([]byte("k"), []byte("v3"), PutOptions{Cond: Condition{Kind: CondIfAbsent}}, make(chanWriter, 1))
-	if !errors.Is(err, ErrNoQuorum) || errors.As(err, &pe) {
-		t.Fatalf("a put if absent, refused on a value not committed: %v, want ErrNoQuorum rather than the value's offset", err)
+	refused := make(chanWriter, 1)
+	if err := c.PutAsync([]byte("k"), []byte("v3"), PutOptions{Cond: Condition{Kind: CondIfAbsent}}, refused); err != nil {
+		t.Fatalf("a put if absent on a value not committed: %v, want its answer parked for its waiter", err)
+	}
+	if res := <-refused; !errors.Is(res.err, ErrNoQuorum) || errors.As(res.err, &pe) {
+		t.Fatalf("a put if absent, refused on a value not committed: %+v, want ErrNoQuorum rather than the value's offset", res)
 	}
 	values.commitTo(t, 1, 2) // a majority after all: the refused write was stored
 	if it, err := c.Get([]byte("k"), nil); err != nil || string(it.Value) != "v2" {

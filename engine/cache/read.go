@@ -41,13 +41,10 @@ func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
 	if sh.primary() == nil {
 		return sh.getLocal(fp, key, dst)
 	}
-	if err := sh.usable(); err != nil {
+	led, err := sh.readable()
+	if err != nil {
 		return Item{}, err
 	}
-	if err := sh.serving(); err != nil {
-		return Item{}, err
-	}
-	led := sh.led.Load()
 	it, err := sh.getLocal(fp, key, dst)
 	if err == nil {
 		err = sh.readLeads(led)
@@ -58,53 +55,110 @@ func (sh *shard) get(fp fingerprint, key, dst []byte) (Item, error) {
 	return it, nil
 }
 
-// getLocal is get from this broker's index and log as they are.
+// readable is nil when a replicated shard may serve a read now, and the
+// generation it began under.
+func (sh *shard) readable() (uint32, error) {
+	if err := sh.usable(); err != nil {
+		return 0, err
+	}
+	if err := sh.serving(); err != nil {
+		return 0, err
+	}
+	return sh.led.Load(), nil
+}
+
+// getAsync is get on a Quorum shard for a caller that must not wait: a
+// read whose key's newest write is not committed yet is parked on rw
+// (park.go) and reports wait, or with rw nil parks nothing and reports
+// wait. Any other shard is get.
+func (sh *shard) getAsync(fp fingerprint, key, dst []byte, rw *ReadWait) (_ Item, wait bool, _ error) {
+	if !sh.quorum || sh.primary() == nil {
+		it, err := sh.get(fp, key, dst)
+		return it, false, err
+	}
+	led, err := sh.readable()
+	if err != nil {
+		return Item{}, false, err
+	}
+	for {
+		it, pending, err := sh.getVisible(fp, key, dst)
+		switch {
+		case err != nil:
+			return Item{}, false, err
+		case pending < 0:
+			if err := sh.readLeads(led); err != nil {
+				return Item{}, false, err
+			}
+			return it, false, nil
+		case rw == nil:
+			return Item{}, true, nil
+		}
+		if parked, err := sh.park(rw, pending, led); err != nil || parked {
+			return Item{}, parked, err
+		}
+	}
+}
+
+// getLocal is get from this broker's index and log as they are, waiting
+// for a write of the key not yet visible.
 func (sh *shard) getLocal(fp fingerprint, key, dst []byte) (Item, error) {
+	for {
+		it, pending, err := sh.getVisible(fp, key, dst)
+		if err != nil || pending < 0 {
+			return it, err
+		}
+		if err := sh.waitVisible(pending); err != nil {
+			return Item{}, err
+		}
+	}
+}
+
+// getVisible is getLocal without the wait: when the key's newest write is
+// not visible yet it answers nothing and returns its offset as pending
+// (-1 otherwise).
+func (sh *shard) getVisible(fp fingerprint, key, dst []byte) (_ Item, pending int64, _ error) {
 	buf := readBufs.Get().(*readBuf)
 	defer putReadBuf(buf)
 	for {
 		if err := sh.usable(); err != nil {
-			return Item{}, err
+			return Item{}, -1, err
 		}
 		sh.ixMu.RLock()
 		f := sh.ix.lookup(fp, key)
 		sh.ixMu.RUnlock()
 		if !f.ok {
-			return Item{}, nil
+			return Item{}, -1, nil
 		}
 		if f.off >= sh.visible() {
-			if err := sh.waitVisible(f.off); err != nil {
-				return Item{}, err
-			}
-			continue
+			return Item{}, f.off, nil
 		}
 		no := sh.valueNo.Load()
 		if c, out := sh.values.lookup(no, f.off, key, dst, true); c.ok {
-			return cachedItem(f.off, c, out, sh.c.nowNanos()), nil
+			return cachedItem(f.off, c, out, sh.c.nowNanos()), -1, nil
 		}
 		r, out, present, err := sh.readRecord(f.off, buf.b[:0])
 		buf.b = out[:0]
 		if err != nil {
-			return Item{}, sh.refused(err) // a stopping shard says why
+			return Item{}, -1, sh.refused(err) // a stopping shard says why
 		}
 		if !present {
 			if sh.stillNames(fp, key, f.off) {
-				return Item{}, nil // expired, and compaction removed it
+				return Item{}, -1, nil // expired, and compaction removed it
 			}
 			continue
 		}
 		if !f.exact && !keyIs(r.Key, key) {
-			return Item{}, nil // the fingerprint belongs to another key
+			return Item{}, -1, nil // the fingerprint belongs to another key
 		}
 		value, exp, err := valueOf(&r)
 		if err != nil {
-			return Item{}, err
+			return Item{}, -1, err
 		}
 		if expired(exp, sh.c.nowNanos()) {
-			return Item{}, nil
+			return Item{}, -1, nil
 		}
 		sh.values.insert(no, f.off, r.Key, exp, value)
-		return Item{Found: true, Offset: f.off, ExpiresAt: exp, Value: append(dst, value...)}, nil
+		return Item{Found: true, Offset: f.off, ExpiresAt: exp, Value: append(dst, value...)}, -1, nil
 	}
 }
 

@@ -32,6 +32,8 @@ type shard struct {
 	// Quorum, the end of what reads and watches see (set under watchMu).
 	quorum    bool
 	committed atomic.Int64
+	// parked is the reads waiting for a commit at Quorum (park.go).
+	parked parkedReads
 
 	values  *valueCache   // the store's; nil when off
 	valueNo atomic.Uint64 // this shard's number there, new at each open and reopen
@@ -89,6 +91,7 @@ func newShard(c *Cache, index int) *shard {
 		watches: map[*Watch]struct{}{}, values: c.store.values,
 		quorum: c.replicated() && c.info.Config.Consistency == engine.ConsistencyQuorum}
 	sh.valueNo.Store(c.store.opened.Add(1))
+	sh.parked.init()
 	sh.visCond.L = &sh.visMu
 	sh.counters.sh = sh
 	sh.counters.gen = c.info.Generation
@@ -124,7 +127,8 @@ func (sh *shard) writable() error {
 // fail stops the shard: its log failed (a failure for lack of space until
 // the log is reopened and the index rebuilt from it, heal.go; any other
 // until the cache is opened again) or it is closing, which outranks a
-// failure. Every waiting reader wakes and every later operation returns err.
+// failure. Every waiting reader wakes (a parked one is told err) and every
+// later operation returns err.
 func (sh *shard) fail(err error) {
 	sh.visMu.Lock()
 	if sh.failErr == nil || closing(err) && !closing(sh.failErr) {
@@ -137,6 +141,7 @@ func (sh *shard) fail(err error) {
 	}
 	sh.visCond.Broadcast()
 	sh.visMu.Unlock()
+	sh.settleParked()
 }
 
 // closing reports whether err is a shard's stop rather than a failure: the

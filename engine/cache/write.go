@@ -199,7 +199,7 @@ func (sh *shard) put(fp fingerprint, key, value []byte, expiresAt int64, cond Co
 	err := sh.putLocked(fp, key, value, expiresAt, cond, pre, w, wake)
 	seen := sh.appended - 1
 	sh.writeMu.Unlock()
-	return sh.vouchRefusal(err, seen)
+	return sh.parkRefusal(err, seen, w)
 }
 
 // putLocked is put under writeMu.
@@ -248,13 +248,14 @@ func (sh *shard) del(fp fingerprint, key []byte, cond Condition, w WriteWaiter, 
 	seen := sh.appended - 1
 	sh.writeMu.Unlock()
 	if noop {
-		if err = sh.awaitSeen(seen); err != nil {
-			return err
+		none := Written{Offset: -1}
+		if parked, err := sh.parkAnswer(seen, w, none, nil); err != nil || parked {
+			return err // told once what came before is committed (park.go)
 		}
-		w.CacheWritten(Written{Offset: -1}, nil)
+		w.CacheWritten(none, nil)
 		return nil
 	}
-	return sh.vouchRefusal(err, seen)
+	return sh.parkRefusal(err, seen, w)
 }
 
 // delLocked is del under writeMu; noop: the key had no live value, and
