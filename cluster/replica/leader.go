@@ -345,6 +345,19 @@ func (l *Leader) signal() {
 // record. Readers see up to it.
 func (l *Leader) Commit() int64 { return l.commit.Load() }
 
+// Started reports whether the generation's start record has committed.
+// Until it has, Commit may lie below records the predecessor acknowledged
+// (it is what this replica learnt as a follower), so what reads the end
+// (a subscription's latest start or end, a describe's figures) must wait.
+// An External leadership at the Leader level writes no start record: it
+// has started at once.
+func (l *Leader) Started() bool {
+	if l.cfg.External && l.cfg.Consistency == ConsistencyLeader {
+		return true
+	}
+	return l.commit.Load() >= l.genStartNext.Load()
+}
+
 // End is Commit: the engine's log interface.
 func (l *Leader) End() int64 { return l.commit.Load() }
 
