@@ -179,6 +179,18 @@ func (s *replicatedShard) commit() int64 {
 	return 0
 }
 
+// ReadGate refuses what reads the shard's end (a subscribe, a describe's
+// figures) while this broker's leadership has not committed its
+// generation start: its end may lie below what its predecessor
+// acknowledged until then. The refusal is not_leader naming no leader, as
+// while a promotion is under way: retried by a cluster client.
+func (s *replicatedShard) ReadGate() error {
+	if l := s.leader.Load(); l != nil && !l.Started() {
+		return fmt.Errorf("%w: promoted a moment ago, its generation start has not committed yet", &engine.NotLeaderError{Stream: s.stream, Shard: s.index})
+	}
+	return nil
+}
+
 // Start is the local log's start.
 func (s *replicatedShard) Start() int64 { return s.local.Start() }
 
