@@ -106,7 +106,8 @@ type SubscriptionStats struct {
 // lie within [start, end] (an *OffsetError otherwise); Time at the first
 // record at or after the time (OffsetForTime, which reads the disk: call
 // a subscribe by time off an event loop), or the start if retention has
-// passed it since.
+// passed it since. A shard not ReadReady refuses with its error: its end,
+// which Latest and UntilEnd take, is not known yet.
 func (sh *Shard) Subscribe(opts SubscribeOptions) (*Subscription, error) {
 	atTime := int64(0)
 	if opts.Start == StartTime {
@@ -128,6 +129,9 @@ func (sh *Shard) Subscribe(opts SubscribeOptions) (*Subscription, error) {
 	defer sh.subMu.Unlock()
 	if sh.closed != nil {
 		return nil, sh.closed
+	}
+	if err := sh.ReadReady(); err != nil {
+		return nil, err
 	}
 	start, end := sh.log.Start(), sh.log.End()
 	switch opts.Start {
@@ -153,6 +157,23 @@ func (sh *Shard) Subscribe(opts SubscribeOptions) (*Subscription, error) {
 	}
 	sh.subs[s] = struct{}{}
 	return s, nil
+}
+
+// readGate is what a log implements when its end may not be served yet:
+// a replicated shard whose leadership on this broker has not committed its
+// generation start, whose end may lie below what its predecessor
+// acknowledged until then. ReadGate returns the refusal, or nil.
+type readGate interface{ ReadGate() error }
+
+// ReadReady reports whether the shard's end can be served now: nil, or
+// the refusal (a *NotLeaderError, retryable) of a replicated shard whose
+// new leadership on this broker has not committed its generation start.
+// Subscribe refuses with it; a describe withholds the shard's figures.
+func (sh *Shard) ReadReady() error {
+	if g, ok := sh.log.(readGate); ok {
+		return g.ReadGate()
+	}
+	return nil
 }
 
 // First is the offset the subscription started at.
