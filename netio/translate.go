@@ -51,20 +51,25 @@ func wireConfig(c engine.StreamConfig) wire.StreamConfig {
 // streamInfo describes a stream and each shard's offsets as this broker
 // holds them. A shard another broker holds is described by its leader
 // (its offsets are the leader's to say: 0 and 0 here), so a client knows
-// where to ask; in a cluster every shard's generation and replicas are
-// the store's assignment (the View's).
+// where to ask, and so is a shard this broker leads whose end it cannot
+// say yet (a leadership whose generation start has not committed:
+// ReadReady); in a cluster every shard's generation and replicas are the
+// store's assignment (the View's).
 func (s *Server) streamInfo(st *engine.Stream) *wire.StreamInfo {
 	info := st.Info()
 	out := &wire.StreamInfo{Stream: wireRef(info.ID), Config: wireConfig(info.Config)}
 	for i := range st.Shards() {
 		si := wire.ShardInfo{Shard: uint32(i), Generation: uint64(info.Generation)}
 		sh, err := st.Shard(i)
-		if err == nil {
+		ready := err == nil && sh.ReadReady() == nil
+		if ready {
 			si.FirstOffset, si.NextOffset = uint64(sh.Start()), uint64(sh.End())
 		}
 		if local, leader := s.cfg.Owner.Leader(info.ID, i); local && err == nil {
 			si.LeaderID, si.LeaderAddr, si.Replicas = s.cfg.BrokerID, s.advAddr, []string{s.cfg.BrokerID}
-			addUsage(&si, sh)
+			if ready {
+				addUsage(&si, sh)
+			}
 		} else {
 			si.LeaderAddr = leader
 			si.LeaderID = s.leaderBroker(info.ID, i)
