@@ -41,6 +41,17 @@ var partitions = []partition{
 	}},
 }
 
+// partitionOf is round's partition, and the followers in the order its
+// links take them: every other round of a kind swaps them (a bridge cuts
+// the leader from the one follower, then from the other).
+func partitionOf(round int, leader string, names []string) (partition, []string) {
+	followers := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == leader })
+	if (round/len(partitions))%2 == 1 {
+		slices.Reverse(followers)
+	}
+	return partitions[round%len(partitions)], followers
+}
+
 // A partitioned leader acknowledges nothing the cluster loses: the three
 // brokers run in network namespaces of their own (serve_nemesis_netns_test.go)
 // and each round cuts the shard's leader off with nftables rules while a
@@ -66,8 +77,8 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 	// (cleanups run last registered first), so that they stop as usual.
 	t.Cleanup(net.healQuietly)
 	for round := range rounds {
-		p := partitions[round%len(partitions)]
 		leader, gen := c.awaitSettledLeader(ctx, s)
+		p, followers := partitionOf(round, leader, net.names)
 		prefix := fmt.Sprintf("round %d", round)
 		for i := range 20 {
 			c.publishUntilAcked(ctx, h, s, leader, fmt.Sprintf("%s before %d", prefix, i))
@@ -77,18 +88,17 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 		w := startWriterOf(ctx, h, s, toLeader, writerSpec{to: leader, within: 10 * time.Second, keepOn: true,
 			publish: func(ctx context.Context, v []byte) (client.Position, error) { return cl.Publish(ctx, s, v) }})
 		awaitAcked(t, ctx, h, toLeader, 5)
-		followers := slices.DeleteFunc(slices.Clone(net.names), func(n string) bool { return n == leader })
-		links := p.links(leader, followers)
+		links, cp := p.links(leader, followers), c.controlPlane(leader)
 		net.cut(links)
 		cut := time.Now() // every packet of the links is dropped from here
-		serving, promoted := leader, time.Duration(0)
+		serving, servingGen, promoted := leader, gen, time.Duration(0)
 		if p.isolates {
 			next, nextGen := c.awaitLeader(ctx, s, leader)
 			if nextGen <= gen {
 				t.Fatalf("round %d (%s): %s leads while %s is cut off at generation %d, not above %d; /cluster: %s",
 					round, p.name, next, leader, nextGen, gen, c.shardStatus(s))
 			}
-			serving, promoted = next, time.Since(cut)
+			serving, servingGen, promoted = next, nextGen, time.Since(cut)
 			c.publishUntilAcked(ctx, h, s, next, prefix+" during")
 		} else {
 			c.publishAtLeaderUntilAcked(ctx, h, s, prefix+" during")
@@ -101,9 +111,11 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 		healed := time.Now() // before the heal: an answer may come at once
 		dropped := net.heal()
 		sent := w.end()
-		during := 0
+		duringCut := fmt.Sprintf("%d of the writer's %d publishes to %s acknowledged", h.acked(toLeader), sent, leader)
 		if p.isolates {
-			during = minorityAnswers(t, h, toLeader, cut, healed, round, p.name)
+			during := minorityAnswers(t, h, toLeader, cut, healed, round, p.name)
+			duringCut = fmt.Sprintf("%s promoted at generation %d %v after the cut; the writer's publishes to %s: %d, of which sent during the cut and answered before the heal %d, none acknowledged",
+				serving, servingGen, promoted.Round(time.Millisecond), leader, sent, during)
 		}
 		// Publishes to the old leader once healed: refused, or acknowledged
 		// as records the cluster holds.
@@ -114,13 +126,25 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 		now, nowGen := c.awaitSettledLeader(ctx, s)
 		c.publishUntilAcked(ctx, h, s, now, prefix+" last")
 		read, unacked := c.checkShard(ctx, h, s, now)
-		t.Logf("round %d: %s: %s (generation %d) cut %v, %d packets dropped; %s served during the cut (promoted %v after it); "+
-			"the writer to %s made %d publishes, %d of them sent during the cut and answered before the heal, none acknowledged; "+
+		t.Logf("round %d: %s: %s (generation %d; the control plane on %s) cut (%s) %v, %d packets dropped; %s; "+
 			"sent to %s healed: %s; %s leads at generation %d; %d records read at %s, %d not acknowledged",
-			round, p.name, leader, gen, healed.Sub(cut).Round(time.Millisecond), dropped, serving, promoted.Round(time.Millisecond),
-			leader, sent, during, leader, strings.Join(after, "; "), now, nowGen, read, now, unacked)
+			round, p.name, leader, gen, cp, linksString(links), healed.Sub(cut).Round(time.Millisecond), dropped, duringCut,
+			leader, strings.Join(after, "; "), now, nowGen, read, now, unacked)
 	}
 	t.Logf("%d rounds in %v", rounds, time.Since(began).Round(time.Millisecond))
+}
+
+// controlPlane is the broker whose control plane leads, as the broker's
+// /cluster names it, or why none is named.
+func (c *nemesisCluster) controlPlane(name string) string {
+	st, err := c.clusterStatus(name)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("? (%v)", err)
+	case st.ControlPlane == nil:
+		return "none"
+	}
+	return st.ControlPlane.Broker
 }
 
 // holdPartitionMax bounds how long a cut is held waiting for the writer
@@ -188,4 +212,13 @@ func minorityAnswers(t *testing.T, h *history, prefix string, cut, healed time.T
 			round, kind, healed.Sub(cut).Round(time.Millisecond), strings.Join(all, "; "))
 	}
 	return len(during)
+}
+
+// linksString is links as "a>b b>a": each from's packets to to dropped.
+func linksString(links []link) string {
+	var out []string
+	for _, l := range links {
+		out = append(out, l.from+">"+l.to)
+	}
+	return strings.Join(out, " ")
 }
