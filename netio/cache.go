@@ -93,9 +93,13 @@ func cacheResource(id cache.ID) Resource {
 }
 
 // cacheGet handles CACHE_GET. A get runs on the loop when no write of its
-// shard is in flight (then it cannot wait; see shardGate), and on a worker
-// otherwise. A shard another broker leads is forwarded to it (Config.
-// Forwarder), or else not_leader: never a miss. Loop only.
+// shard is in flight (then it cannot wait for one; see shardGate), and on
+// a worker otherwise; one of a Quorum cache whose key's newest write is
+// not committed yet (refused no_quorum, its outcome unknown) goes to a
+// worker too, which parks it on the shard rather than wait (a cacheJob's
+// ReadWait): no loop and no worker ever waits for a Quorum commit. A
+// shard another broker leads is forwarded to it (Config.Forwarder), or
+// else not_leader: never a miss. Loop only.
 func (c *conn) cacheGet(f wire.Frame) { c.cacheGetOnce(f, true) }
 
 // cacheGetOnce is cacheGet; mayRedo allows one more try when the cache
@@ -119,8 +123,13 @@ func (c *conn) cacheGetOnce(f wire.Frame, mayRedo bool) {
 	}
 	if g := &h.gates[shard]; g.beginRead() {
 		buf := valueBufs.Get().(*valueBuf)
-		item, err := h.c.Get(m.Key, buf.b[:0])
+		item, wait, err := h.c.GetAsync(m.Key, buf.b[:0], nil)
 		g.endRead()
+		if wait { // a Quorum commit to wait for: parked by a worker
+			valueBufs.Put(buf)
+			c.offloadJob(f.RequestID, jobGet, h, m.Key, 0)
+			return
+		}
 		if err != nil && mayRedo && c.s.caches.redo(h, err) {
 			valueBufs.Put(buf)
 			c.cacheGetOnce(f, false)

@@ -11,7 +11,13 @@ import (
 
 // Bounds of the cache workers: the operations handed off the loops (a get
 // racing a write of its shard, which may wait for that write's commit;
-// counter operations, whose first on a shard opens its log).
+// counter operations, whose first on a shard opens its log). A get or
+// counter get of a Quorum cache that would wait for a commit is parked on
+// its shard instead (the job's ReadWait; at most 1,024 a shard, beyond
+// that overloaded): its worker moves on, and the job comes back to a
+// worker when the write commits (asked again) or is answered from where
+// it was told its end (no_quorum at the publish timeout, not_leader, the
+// shard's stop), as a write's acknowledgement is.
 const (
 	// cacheJobsMax bounds the operations waiting for a worker, across
 	// every connection; past it a request is refused with overloaded.
@@ -47,6 +53,10 @@ type cacheJob struct {
 	delta     int64
 	value     []byte       // a get's scratch
 	parties   atomic.Int32 // an add's: the call and its answer, each done with the job
+	// wait is a get's record while it is parked on its shard for a
+	// Quorum commit (cache.GetAsync): the job is then the store's until
+	// CacheReadReady.
+	wait cache.ReadWait
 }
 
 var cacheJobs = sync.Pool{New: func() any { return new(cacheJob) }}
@@ -56,6 +66,7 @@ func newCacheJob(kind cacheJobKind, c *conn, requestID uint64, h *cacheHandle, k
 	j := cacheJobs.Get().(*cacheJob)
 	j.kind, j.c, j.requestID, j.h = kind, c, requestID, h
 	j.key = append(j.key[:0], key...)
+	j.wait.Begin(j)
 	return j
 }
 
@@ -133,7 +144,10 @@ func (j *cacheJob) run() {
 func (j *cacheJob) do(mayRedo bool) bool {
 	switch j.kind {
 	case jobGet:
-		item, err := j.h.c.Get(j.key, j.value[:0])
+		item, wait, err := j.h.c.GetAsync(j.key, j.value[:0], &j.wait)
+		if wait {
+			return false // parked: CacheReadReady brings it back
+		}
 		if err != nil && j.retry(mayRedo, err) {
 			return j.do(false)
 		}
@@ -142,7 +156,10 @@ func (j *cacheJob) do(mayRedo bool) bool {
 			j.value = item.Value[:0]
 		}
 	case jobCounterGet:
-		v, err := j.h.c.CounterGet(j.key)
+		v, wait, err := j.h.c.CounterGetAsync(j.key, j)
+		if wait {
+			return false // parked: CounterRead answers it
+		}
 		if err != nil && j.retry(mayRedo, err) {
 			return j.do(false)
 		}
@@ -191,4 +208,27 @@ func (j *cacheJob) partyDone() {
 	if j.parties.Add(-1) == 0 {
 		j.release()
 	}
+}
+
+// CacheReadReady is told once a parked get may go on, on the goroutine
+// that settled it (the replica's, the shard's recheck timer, a stop): the
+// write it waited for committed, and a worker asks it again (with the
+// same ReadWait, so it keeps its deadline); or err is its answer.
+func (j *cacheJob) CacheReadReady(err error) {
+	if err != nil {
+		j.c.sendCacheValue(j.requestID, cache.Item{}, err)
+		j.release()
+		return
+	}
+	if !j.c.s.caches.offload(j) {
+		j.c.sendError(j.requestID, errCacheOverloaded)
+		j.release()
+	}
+}
+
+// CounterRead answers a parked COUNTER_GET, on the goroutine its part's
+// vouch came on.
+func (j *cacheJob) CounterRead(v cache.CounterValue, err error) {
+	j.c.sendCounterValue(j.requestID, v, err)
+	j.release()
 }
