@@ -61,14 +61,21 @@ type ReadWait struct {
 	deadline time.Time // zero until first parked
 
 	// The shard's, under parked.mu while parked.
-	off  int64  // the record it waits for
-	led  uint32 // the leadership it began under
-	err  error  // its answer, between the list and its waiter
+	off int64  // the record it waits for
+	led uint32 // the leadership it began under
+	// seq counts its parks, across reads (Begin keeps it): a park looking
+	// back at the shard takes only its own off the list.
+	seq  atomic.Uint64
+	err  error // its answer, between the list and its waiter
 	next *ReadWait
 }
 
-// Begin readies rw for a new read whose waiter is w.
-func (rw *ReadWait) Begin(w ReadWaiter) { *rw = ReadWait{w: w} }
+// Begin readies rw for a new read whose waiter is w. A pooled record
+// keeps its ReadWait (never zero it by assignment): its count of parks
+// must only grow.
+func (rw *ReadWait) Begin(w ReadWaiter) {
+	rw.w, rw.deadline, rw.off, rw.led, rw.err, rw.next = w, time.Time{}, 0, 0, nil, nil
+}
 
 // parkedReads is a shard's parked reads, newest first.
 type parkedReads struct {
@@ -102,6 +109,7 @@ func (sh *shard) park(rw *ReadWait, off int64, led uint32) (bool, error) {
 		p.mu.Unlock()
 		return false, ErrReadsParkedFull
 	}
+	seq := rw.seq.Add(1)
 	rw.off, rw.led, rw.err, rw.next = off, led, nil, p.head
 	p.head = rw
 	p.n++
@@ -111,9 +119,10 @@ func (sh *shard) park(rw *ReadWait, off int64, led uint32) (bool, error) {
 	p.armLocked(sh)
 	p.mu.Unlock()
 	// A commit or a stop that came before rw was listed told nobody: look
-	// again now that whoever comes next will see it.
+	// again now that whoever comes next will see it. From here rw may be
+	// its caller's again (told, and parked anew): only seq says it is ours.
 	if sh.visible() > off || sh.failed.Load() {
-		if p.unpark(rw) {
+		if p.unpark(rw, seq) {
 			return false, nil
 		}
 	}
@@ -133,11 +142,14 @@ func (p *parkedReads) armLocked(sh *shard) {
 	p.timer.Reset(quorumRecheck)
 }
 
-// unpark takes rw off the list, reporting false when it was not there (a
-// settle took it: its waiter is told).
-func (p *parkedReads) unpark(rw *ReadWait) bool {
+// unpark takes rw off the list if it is still there from its park seq,
+// reporting false when it is not (a settle took it: its waiter is told).
+func (p *parkedReads) unpark(rw *ReadWait, seq uint64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if rw.seq.Load() != seq {
+		return false
+	}
 	for at := &p.head; *at != nil; at = &(*at).next {
 		if *at == rw {
 			*at = rw.next
@@ -242,8 +254,7 @@ var parkedAnswers = sync.Pool{New: func() any { return new(parkedAnswer) }}
 
 func (a *parkedAnswer) CacheReadReady(err error) {
 	w, res, answer := a.w, a.res, a.err
-	*a = parkedAnswer{}
-	parkedAnswers.Put(a)
+	a.release()
 	if err != nil {
 		w.CacheWritten(Written{}, err)
 		return
@@ -286,7 +297,12 @@ func (sh *shard) parkAnswer(seen int64, w WriteWaiter, res Written, answer error
 
 // drop pools an answer that was never parked and returns err.
 func (a *parkedAnswer) drop(err error) error {
-	*a = parkedAnswer{}
-	parkedAnswers.Put(a)
+	a.release()
 	return err
+}
+
+// release pools a, its ReadWait's seq kept (see ReadWait.Begin).
+func (a *parkedAnswer) release() {
+	a.w, a.res, a.err = nil, Written{}, nil
+	parkedAnswers.Put(a)
 }
