@@ -25,7 +25,7 @@ import (
 type cli struct {
 	Serve      serveCmd         `cmd:"" help:"Run a broker (embedded defaults: localhost, ./felix-data, Periodic fsync)."`
 	Pub        pubCmd           `cmd:"" help:"Publish records: the values given, or lines from standard input."`
-	Sub        subCmd           `cmd:"" help:"Subscribe to one shard of a stream and print its records with their offsets."`
+	Sub        subCmd           `cmd:"" help:"Subscribe to a stream (every shard, or --shard N) and print its records with their shard and offset."`
 	Stream     streamCmd        `cmd:"" help:"Create, list, describe and delete streams."`
 	Cache      cacheCmd         `cmd:"" help:"Create and drop caches; get, put, delete and watch their keys."`
 	Counter    counterCmd       `cmd:"" help:"Add to and read counters (kept beside a durable cache's values)."`
