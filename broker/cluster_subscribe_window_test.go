@@ -62,8 +62,13 @@ func TestANewLeaderServesNoSubscribeUntilItsGenerationStartCommits(t *testing.T)
 	ctx := testCtx(t)
 	for _, opts := range []client.SubscribeOptions{{Start: client.FromLatest()}, {Start: client.FromEarliest(), Until: client.UntilEnd()}} {
 		sub, err := c.Subscribe(ctx, testStream, 0, opts)
+		if err == nil {
+			end, _ := sub.EndOffset()
+			t.Fatalf("subscribe %+v at %s before its start committed was served from %d until %d; want a retryable not_leader",
+				opts.Start, next, sub.FirstOffset(), end)
+		}
 		if !errors.Is(err, client.ErrNotLeader) || !client.Retryable(err) {
-			t.Fatalf("subscribe %+v at %s before its start committed: %v, %v; want a retryable not_leader", opts, next, sub, err)
+			t.Fatalf("subscribe %+v at %s before its start committed: %v; want a retryable not_leader", opts.Start, next, err)
 		}
 	}
 	info, err := c.DescribeStream(ctx, testStream)
