@@ -52,7 +52,11 @@ type cacheHandle struct {
 // writer counts itself in holding mu exclusively, so no write can start
 // while such a get reads; otherwise the get goes to a worker. A writer
 // holds mu only to count itself (it never appends under it), so a loop
-// waits on it for no longer than another loop's get.
+// waits on it for no longer than another loop's get. A gate cannot see a
+// Quorum cache's write refused no_quorum (it left the gate, and its record
+// stays uncommitted in the index): a get of its key is told so by the
+// store (cache.GetAsync's wait), never waited for, and goes to a worker,
+// which parks it (cache_jobs.go).
 type shardGate struct {
 	mu     sync.RWMutex
 	writes atomic.Int64

@@ -193,7 +193,7 @@ func (sh *shard) settleParked() {
 	stop := sh.usable()
 	visible := sh.visible()
 	led := sh.led.Load()
-	leads := sh.leadsAt(led)
+	leads := stop == nil && sh.leadsAt(led) // a stop (fail) asks the replication nothing
 	now := time.Now()
 	var ready *ReadWait
 	lowest := int64(math.MaxInt64)
