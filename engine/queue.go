@@ -7,15 +7,16 @@ import "github.com/felixbroker/felix/segment"
 // number more than maxRecords. A control record, queued only for a reader
 // that asked for them (SubscribeOptions.Control), is outside the bounds and
 // never dropped: it is how the reader learns that its offset holds no
-// record, and a shard's log has one per leadership, a few dozen bytes.
+// record, and a shard's log has one per leadership, a few dozen bytes. The
+// bounds grow by each control record queued and shrink as it leaves, so
+// fits costs no more than without them.
 type byteQueue struct {
-	buf          []byte
-	head         int
-	records      int // control records included
-	control      int // of records, the control records
-	controlBytes int
-	maxBytes     int
-	maxRecords   int
+	buf        []byte
+	head       int
+	records    int // control records included
+	control    int // of records, the control records
+	maxBytes   int // the bound, plus the control records' bytes
+	maxRecords int // the bound, plus the control records
 }
 
 func (q *byteQueue) empty() bool { return q.records == 0 }
@@ -27,7 +28,7 @@ func (q *byteQueue) bytes() int { return len(q.buf) - q.head }
 
 // fits reports whether a record of size bytes can be queued now.
 func (q *byteQueue) fits(size int) bool {
-	return q.data() < q.maxRecords && q.bytes()-q.controlBytes+size <= q.maxBytes
+	return q.records < q.maxRecords && q.bytes()+size <= q.maxBytes
 }
 
 // push queues one framed record; the caller checked fits.
@@ -44,7 +45,8 @@ func (q *byteQueue) push(rec []byte) {
 func (q *byteQueue) pushControl(rec []byte) {
 	q.push(rec)
 	q.control++
-	q.controlBytes += len(rec)
+	q.maxRecords++
+	q.maxBytes += len(rec)
 }
 
 // dropOldest discards the oldest record that is not a control record; the
@@ -81,7 +83,8 @@ func (q *byteQueue) popInto(dst []byte, maxBytes int) []byte {
 		}
 		if q.control > 0 && q.isControl(pos) {
 			q.control--
-			q.controlBytes -= size
+			q.maxRecords--
+			q.maxBytes -= size
 		}
 		pos += size
 		q.records--
@@ -94,6 +97,6 @@ func (q *byteQueue) popInto(dst []byte, maxBytes int) []byte {
 
 func (q *byteQueue) resetIfEmpty() {
 	if q.records == 0 {
-		q.buf, q.head, q.control, q.controlBytes = q.buf[:0], 0, 0, 0
+		q.buf, q.head = q.buf[:0], 0 // control is 0 too: no control record is dropped
 	}
 }
