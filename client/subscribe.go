@@ -173,7 +173,9 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			s.mu.Unlock()
 			return Event{}, ErrClosed
 		}
-		s.passControl()
+		if s.n > 0 && s.ring[s.head].offset < 0 {
+			s.passControl()
+		}
 		if s.n > 0 {
 			ev := s.pop()
 			s.mu.Unlock()
