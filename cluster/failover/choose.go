@@ -128,12 +128,18 @@ func longer(a, b FenceReplied) bool {
 }
 
 // allAnswered reports whether every replica of the set has answered or
-// is gone.
+// is gone. Gone replicas stand in for answers only while fewer than a
+// majority are gone: a record acknowledged at Quorum is on M replicas, so
+// one of the others answering holds it; were M of them gone, none might.
 func (b ballot) allAnswered() bool {
+	gone := 0
 	for _, r := range b.replicas {
-		if _, ok := b.answers[r]; !ok && !b.gone[r] {
-			return false
+		if _, ok := b.answers[r]; !ok {
+			if !b.gone[r] {
+				return false
+			}
+			gone++
 		}
 	}
-	return true
+	return gone < b.factor/2+1
 }

@@ -373,3 +373,20 @@ func TestAReplicaWhoseBrokerIsOnAnotherDiskIsNotWaitedFor(t *testing.T) {
 	h.beat(cluster.Replica{Broker: "b", DiskID: "disk-b-new"}, 2, lease+3)
 	h.named(h.tick(lease+4), rc, 2, 11, rc, ra, rb)
 }
+
+// TestAMajorityGoneIsNotAnswered: of three replicas two are on brokers
+// back on other disks; the one left answering may lack a record the two
+// gone held at Quorum, so the promotion waits rather than choose it.
+func TestAMajorityGoneIsNotAnswered(t *testing.T) {
+	h := newHarness(t, 1, 0)
+	h.acksBeforeSync = true
+	id := shardN(0)
+	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
+	w := h.oneWrite(h.tick(lease))
+	h.step(failover.WriteDone{Seq: w.Seq, Revision: 11})
+	h.noWrite(h.reply(id, rc, 2, 1, 8, 8, true), "one clean answer of the two needed")
+	h.beat(cluster.Replica{Broker: "a", DiskID: "disk-a-new"}, 1, lease+1)
+	h.beat(cluster.Replica{Broker: "b", DiskID: "disk-b-new"}, 2, lease+2)
+	h.noWrite(h.tick(lease+3), "two of three replicas gone, one answer")
+	h.noWrite(h.tick(3*lease), "still")
+}
