@@ -44,8 +44,10 @@ var ErrReadsParkedFull = fmt.Errorf("%w: felix/cache: too many reads of this cac
 // write it waited for committed (the caller asks the read again, with the
 // same ReadWait), otherwise its answer (ErrNoQuorum, a
 // *engine.NotLeaderError, the shard's stop). It runs on the replica's
-// goroutine, a timer's or the goroutine that stops the shard, possibly
-// before the call that parked it has returned, and must not block.
+// goroutine, a timer's or the goroutine that stops the shard (which may
+// hold the shard's writeMu: a failed append stops it), possibly before
+// the call that parked it has returned; it must not block, nor take any
+// lock of the shard.
 type ReadWaiter interface {
 	CacheReadReady(err error)
 }

@@ -47,7 +47,10 @@ type Written struct {
 // WriteWaiter is told once when a write is acknowledged at its cache's
 // FsyncMode, or failed (then nothing of it may be assumed durable). It runs
 // on a log goroutine, or on the caller's when the write appended nothing,
-// and must not block.
+// and must not block. A Quorum cache's refused condition or delete of
+// nothing that waited for earlier writes (park.go) is told where a parked
+// read is: on the replica's goroutine, the shard's recheck timer, or the
+// goroutine that stops the shard.
 type WriteWaiter interface {
 	CacheWritten(w Written, err error)
 }
