@@ -228,7 +228,12 @@ func (s *Subscription) pop() Event {
 	q := &s.ring[s.head]
 	ev := Event{Shard: s.shard, Offset: q.offset, Timestamp: time.Unix(0, q.ts), Key: q.key, Value: q.value}
 	s.take()
-	ev.Missed, s.missed = s.missed+s.gapTo(ev.Offset), 0
+	if ev.Offset > s.next {
+		ev.Missed = uint64(ev.Offset - s.next)
+	}
+	if s.missed != 0 { // a drop just before a control offset
+		ev.Missed, s.missed = ev.Missed+s.missed, 0
+	}
 	s.next = ev.Offset + 1
 	s.delivered++
 	return ev
