@@ -29,6 +29,9 @@ type cacheFrontend struct {
 	jobs    chan *cacheJob
 	workers atomic.Int32 // running worker goroutines
 	idle    atomic.Int32 // workers waiting for a job
+	// parked counts the jobs parked on their shards for a Quorum commit
+	// (cache_jobs.go), at most cacheParkedMax.
+	parked atomic.Int32
 }
 
 // cacheHandle is an open cache as the frames name it: its id, the id its

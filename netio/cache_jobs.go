@@ -28,7 +28,18 @@ const (
 	cacheWorkerIdle = 10 * time.Second
 	// cacheJobKeepBytes is the largest value buffer a pooled job keeps.
 	cacheJobKeepBytes = 64 << 10
+	// cacheParkedMax bounds the gets and counter gets parked for a
+	// Quorum commit across the server (each shard parks at most 1,024 of
+	// its own: cache.ErrReadsParkedFull); beyond, one that would wait is
+	// refused overloaded.
+	cacheParkedMax = 16384
 )
+
+// errCacheParkedFull refuses a read that would wait for a Quorum commit
+// while cacheParkedMax already do.
+var errCacheParkedFull = &wire.Error{Code: wire.CodeOverloaded,
+	Message: "too many cache reads are waiting for their writes to reach a majority of the replicas",
+	Details: wire.Details{RetryAfterMillis: 100}}
 
 // errCacheOverloaded refuses an operation no worker can take now.
 var errCacheOverloaded = &wire.Error{Code: wire.CodeOverloaded, Message: "too many cache operations waiting for a worker",
@@ -144,9 +155,10 @@ func (j *cacheJob) run() {
 func (j *cacheJob) do(mayRedo bool) bool {
 	switch j.kind {
 	case jobGet:
-		item, wait, err := j.h.c.GetAsync(j.key, j.value[:0], &j.wait)
+		fe, rw := j.parkable()
+		item, wait, err := j.h.c.GetAsync(j.key, j.value[:0], rw)
 		if wait {
-			return false // parked: CacheReadReady brings it back
+			return j.parked(fe, rw != nil) // CacheReadReady brings it back
 		}
 		if err != nil && j.retry(mayRedo, err) {
 			return j.do(false)
@@ -156,9 +168,14 @@ func (j *cacheJob) do(mayRedo bool) bool {
 			j.value = item.Value[:0]
 		}
 	case jobCounterGet:
-		v, wait, err := j.h.c.CounterGetAsync(j.key, j)
+		var r cache.CounterReader
+		fe, rw := j.parkable()
+		if rw != nil {
+			r = j
+		}
+		v, wait, err := j.h.c.CounterGetAsync(j.key, r)
 		if wait {
-			return false // parked: CounterRead answers it
+			return j.parked(fe, r != nil) // CounterRead answers it
 		}
 		if err != nil && j.retry(mayRedo, err) {
 			return j.do(false)
@@ -210,11 +227,36 @@ func (j *cacheJob) partyDone() {
 	}
 }
 
+// parkable returns the job's frontend and its ReadWait, nil once the
+// server parks cacheParkedMax reads (a read that would wait is then
+// refused rather than parked).
+func (j *cacheJob) parkable() (*cacheFrontend, *cache.ReadWait) {
+	fe := j.c.s.caches
+	if fe.parked.Load() >= cacheParkedMax {
+		return fe, nil
+	}
+	return fe, &j.wait
+}
+
+// parked counts a job the store parked and reports false (the store has
+// it: from the call that parked it on, it may be told, and be another
+// worker's, already, so only fe is touched), or answers one it could not
+// park overloaded and reports true (done with).
+func (j *cacheJob) parked(fe *cacheFrontend, ok bool) bool {
+	if ok {
+		fe.parked.Add(1)
+		return false
+	}
+	j.c.sendError(j.requestID, errCacheParkedFull)
+	return true
+}
+
 // CacheReadReady is told once a parked get may go on, on the goroutine
 // that settled it (the replica's, the shard's recheck timer, a stop): the
 // write it waited for committed, and a worker asks it again (with the
 // same ReadWait, so it keeps its deadline); or err is its answer.
 func (j *cacheJob) CacheReadReady(err error) {
+	j.c.s.caches.parked.Add(-1)
 	if err != nil {
 		j.c.sendCacheValue(j.requestID, cache.Item{}, err)
 		j.release()
@@ -229,6 +271,7 @@ func (j *cacheJob) CacheReadReady(err error) {
 // CounterRead answers a parked COUNTER_GET, on the goroutine its part's
 // vouch came on.
 func (j *cacheJob) CounterRead(v cache.CounterValue, err error) {
+	j.c.s.caches.parked.Add(-1)
 	j.c.sendCounterValue(j.requestID, v, err)
 	j.release()
 }

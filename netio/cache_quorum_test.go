@@ -297,3 +297,31 @@ func TestParkedQuorumCounterGetsHoldNoWorker(t *testing.T) {
 		}
 	}
 }
+
+// A shard parks at most 1,024 reads: with that many gets of k parked, one
+// more is refused overloaded at once, the others still parked, and
+// answered once healed.
+func TestAShardsParkedQuorumGetsAreBounded(t *testing.T) {
+	b, r, ref := quorumCacheBroker(t, time.Minute)
+	reader := b.client(cacheFeaturesAll)
+	refusedPut(t, reader, r, ref)
+	const parked = 1024
+	var frames []byte
+	for i := range parked + 1 {
+		frames = wire.AppendCacheGet(frames, uint64(1000+i), wire.CacheGet{Cache: ref, Key: []byte("k")})
+	}
+	reader.send(frames)
+	f := reader.read()
+	if e := decodeErr(f); e == nil || e.Code != wire.CodeOverloaded {
+		t.Fatalf("one get past the shard's bound: %v %v, want overloaded", f.Type, e)
+	}
+	if early := reader.ping(); len(early) != 0 {
+		t.Fatalf("%v (request %d) answered before the PING: want the other gets parked", early[0].Type, early[0].RequestID)
+	}
+	r.heal(t)
+	for range parked {
+		if v := valueOf(t, reader.read()); string(v.Value) != "v2" {
+			t.Fatalf("a parked get once healed: %+v", v)
+		}
+	}
+}

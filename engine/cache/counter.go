@@ -262,9 +262,10 @@ func addChecked(a, b int64) (int64, bool) {
 }
 
 // get returns the key's sum once every add folded into it is committed.
-// With r, a get whose add is not yet vouched for at Quorum is parked (r is
-// told the answer) and reports wait; without, it waits.
-func (cs *counterSlot) get(key []byte, r CounterReader) (_ CounterValue, wait bool, _ error) {
+// Async, a get whose add is not yet vouched for at Quorum reports wait,
+// parked when there is r to tell the answer (and nothing parked without);
+// otherwise it waits.
+func (cs *counterSlot) get(key []byte, async bool, r CounterReader) (_ CounterValue, wait bool, _ error) {
 	cs.mu.Lock()
 	if err := cs.open(); err != nil {
 		cs.mu.Unlock()
@@ -295,7 +296,7 @@ func (cs *counterSlot) get(key []byte, r CounterReader) (_ CounterValue, wait bo
 	}
 	switch {
 	case part == nil || !cs.sh.quorum:
-	case r != nil:
+	case async:
 		return cs.vouchRead(part, led, v, r)
 	default:
 		if err := awaitVouched(part, led, v.Offset); err != nil {
@@ -517,7 +518,7 @@ func (c *Cache) CounterGet(key []byte) (CounterValue, error) {
 	if err != nil {
 		return CounterValue{}, err
 	}
-	v, _, err := sh.counters.get(key, nil)
+	v, _, err := sh.counters.get(key, false, nil)
 	return v, err
 }
 
@@ -532,14 +533,21 @@ type CounterReader interface {
 // Quorum commit: a get whose sum holds an add its part has not vouched for
 // yet is parked, and returns wait true; r is then told the answer (the
 // sum, or the part's refusal: no_quorum past the publish timeout, the
-// leadership over). At most parkedReadsMax are parked per shard
-// (ErrReadsParkedFull beyond). It may still wait for one group commit of
-// the counters' log, as CounterGet does, on a cache at any level.
+// leadership over). With r nil it parks nothing and returns wait true,
+// as GetAsync does (and is not counted: the caller asks again). At most
+// parkedReadsMax are parked per shard (ErrReadsParkedFull beyond). It may
+// still wait for one group commit of the counters' log, as CounterGet
+// does, on a cache at any level.
 func (c *Cache) CounterGetAsync(key []byte, r CounterReader) (_ CounterValue, wait bool, _ error) {
-	c.store.ops.count(OpCounterGet)
 	sh, _, err := c.route(key)
-	if err != nil {
-		return CounterValue{}, false, err
+	if err == nil {
+		var v CounterValue
+		if v, wait, err = sh.counters.get(key, true, r); wait && r == nil {
+			return CounterValue{}, true, nil
+		}
+		c.store.ops.count(OpCounterGet)
+		return v, wait, err
 	}
-	return sh.counters.get(key, r)
+	c.store.ops.count(OpCounterGet)
+	return CounterValue{}, false, err
 }

@@ -171,10 +171,13 @@ var vouchWaits = sync.Pool{New: func() any { return make(vouchWait, 1) }}
 // vouchRead answers v, the sum of a counter get whose last add is at
 // v.Offset, once the counters part's leadership at gen vouches for that
 // add: now when its watermark passed it already, and otherwise through r
-// (wait true), parked on the part's Vouch.
+// (wait true), parked on the part's Vouch; with r nil it parks nothing.
 func (cs *counterSlot) vouchRead(p *heldPart, gen uint32, v CounterValue, r CounterReader) (CounterValue, bool, error) {
 	if c, ok := p.Commit(gen); ok && c > v.Offset {
 		return v, false, nil
+	}
+	if r == nil {
+		return CounterValue{}, true, nil
 	}
 	if cs.parked.Add(1) > parkedReadsMax {
 		cs.parked.Add(-1)
