@@ -29,9 +29,14 @@ type cacheFrontend struct {
 	jobs    chan *cacheJob
 	workers atomic.Int32 // running worker goroutines
 	idle    atomic.Int32 // workers waiting for a job
-	// parked counts the jobs parked on their shards for a Quorum commit
-	// (cache_jobs.go), at most cacheParkedMax.
-	parked atomic.Int32
+	// parked counts the jobs of Quorum caches that may park on their
+	// shards for a commit (cache_jobs.go: reserve), at most
+	// cacheParkedMax; parkedBy, under parkMu (a leaf), counts them per
+	// connection, at most cacheParkedPerConnMax each (an entry goes at
+	// zero).
+	parked   atomic.Int32
+	parkMu   sync.Mutex
+	parkedBy map[*conn]int32
 }
 
 // cacheHandle is an open cache as the frames name it: its id, the id its
@@ -43,6 +48,9 @@ type cacheHandle struct {
 	res   Resource // what the principal is asked about
 	c     *cache.Cache
 	gates []shardGate
+	// quorum: the cache is replicated at Quorum, so its reads may be
+	// parked for a commit (cache_jobs.go).
+	quorum bool
 	// stale: the cache was dropped (by this server, or seen answering
 	// ErrCacheDropped); the next frame naming it resolves it again.
 	stale atomic.Bool
@@ -94,7 +102,7 @@ func newCacheFrontend(s *Server) *cacheFrontend {
 	if s.cfg.Caches == nil {
 		return nil
 	}
-	fe := &cacheFrontend{s: s, store: s.cfg.Caches, jobs: make(chan *cacheJob, cacheJobsMax)}
+	fe := &cacheFrontend{s: s, store: s.cfg.Caches, jobs: make(chan *cacheJob, cacheJobsMax), parkedBy: map[*conn]int32{}}
 	fe.handles.Store(&map[string]*cacheHandle{})
 	return fe
 }
@@ -145,7 +153,9 @@ func (fe *cacheFrontend) resolve(key []byte, ref wire.CacheRef) (*cacheHandle, e
 	if h := (*fe.handles.Load())[string(key)]; h != nil && h.c == c && !h.stale.Load() {
 		return h, nil
 	}
-	h := &cacheHandle{id: id, owner: id.OwnershipID(), res: cacheResource(id), c: c, gates: make([]shardGate, c.Shards())}
+	cfg := c.Info().Config
+	h := &cacheHandle{id: id, owner: id.OwnershipID(), res: cacheResource(id), c: c, gates: make([]shardGate, c.Shards()),
+		quorum: cfg.ReplicationFactor > 1 && cfg.Consistency == engine.ConsistencyQuorum}
 	fe.replace(string(key), h)
 	return h, nil
 }

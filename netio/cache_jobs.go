@@ -29,14 +29,17 @@ const (
 	// cacheJobKeepBytes is the largest value buffer a pooled job keeps.
 	cacheJobKeepBytes = 64 << 10
 	// cacheParkedMax bounds the gets and counter gets parked for a
-	// Quorum commit across the server (each shard parks at most 1,024 of
-	// its own: cache.ErrReadsParkedFull); beyond, one that would wait is
-	// refused overloaded.
-	cacheParkedMax = 16384
+	// Quorum commit across the server, cacheParkedPerConnMax those of one
+	// connection (and each shard parks at most 1,024 of its own:
+	// cache.ErrReadsParkedFull); beyond, one that would wait is refused
+	// overloaded.
+	cacheParkedMax        = 16384
+	cacheParkedPerConnMax = 1024
 )
 
 // errCacheParkedFull refuses a read that would wait for a Quorum commit
-// while cacheParkedMax already do.
+// while cacheParkedMax already do, or cacheParkedPerConnMax of its
+// connection's.
 var errCacheParkedFull = &wire.Error{Code: wire.CodeOverloaded,
 	Message: "too many cache reads are waiting for their writes to reach a majority of the replicas",
 	Details: wire.Details{RetryAfterMillis: 100}}
@@ -155,10 +158,15 @@ func (j *cacheJob) run() {
 func (j *cacheJob) do(mayRedo bool) bool {
 	switch j.kind {
 	case jobGet:
-		fe, rw := j.parkable()
+		fe, c, rw := j.c.s.caches, j.c, j.parkable()
 		item, wait, err := j.h.c.GetAsync(j.key, j.value[:0], rw)
-		if wait {
-			return j.parked(fe, rw != nil) // CacheReadReady brings it back
+		switch {
+		case wait && rw == nil:
+			return j.refuseParked()
+		case wait:
+			return false // parked (j may be another worker's already): CacheReadReady brings it back
+		case rw != nil:
+			fe.unreserve(c) // answered without a park
 		}
 		if err != nil && j.retry(mayRedo, err) {
 			return j.do(false)
@@ -169,13 +177,18 @@ func (j *cacheJob) do(mayRedo bool) bool {
 		}
 	case jobCounterGet:
 		var r cache.CounterReader
-		fe, rw := j.parkable()
-		if rw != nil {
+		fe, c := j.c.s.caches, j.c
+		if j.parkable() != nil {
 			r = j
 		}
 		v, wait, err := j.h.c.CounterGetAsync(j.key, r)
-		if wait {
-			return j.parked(fe, r != nil) // CounterRead answers it
+		switch {
+		case wait && r == nil:
+			return j.refuseParked()
+		case wait:
+			return false // parked: CounterRead answers it
+		case r != nil:
+			fe.unreserve(c)
 		}
 		if err != nil && j.retry(mayRedo, err) {
 			return j.do(false)
@@ -227,28 +240,56 @@ func (j *cacheJob) partyDone() {
 	}
 }
 
-// parkable returns the job's frontend and its ReadWait, nil once the
-// server parks cacheParkedMax reads (a read that would wait is then
-// refused rather than parked).
-func (j *cacheJob) parkable() (*cacheFrontend, *cache.ReadWait) {
-	fe := j.c.s.caches
-	if fe.parked.Load() >= cacheParkedMax {
-		return fe, nil
+// parkable returns the job's ReadWait with a park of it reserved (see
+// reserve), or nil: the cache is not at Quorum (its reads never park), or
+// the server or the job's connection parks its most (a read that would
+// wait is then refused rather than parked).
+func (j *cacheJob) parkable() *cache.ReadWait {
+	if !j.h.quorum || !j.c.s.caches.reserve(j.c) {
+		return nil
 	}
-	return fe, &j.wait
+	return &j.wait
 }
 
-// parked counts a job the store parked and reports false (the store has
-// it: from the call that parked it on, it may be told, and be another
-// worker's, already, so only fe is touched), or answers one it could not
-// park overloaded and reports true (done with).
-func (j *cacheJob) parked(fe *cacheFrontend, ok bool) bool {
-	if ok {
-		fe.parked.Add(1)
-		return false
-	}
+// refuseParked answers a read that would wait but could not be parked,
+// and reports it done with.
+func (j *cacheJob) refuseParked() bool {
 	j.c.sendError(j.requestID, errCacheParkedFull)
 	return true
+}
+
+// reserve counts a park of c's ahead of the call that may make it (so a
+// tell that comes before that call returns finds it counted), reporting
+// false, and counting nothing, once the server parks cacheParkedMax or c
+// cacheParkedPerConnMax. A reservation not used (the read answered at
+// once) is given back with unreserve, as is a park once told.
+func (fe *cacheFrontend) reserve(c *conn) bool {
+	if fe.parked.Add(1) > cacheParkedMax {
+		fe.parked.Add(-1)
+		return false
+	}
+	fe.parkMu.Lock()
+	n := fe.parkedBy[c]
+	if n < cacheParkedPerConnMax {
+		fe.parkedBy[c] = n + 1
+	}
+	fe.parkMu.Unlock()
+	if n >= cacheParkedPerConnMax {
+		fe.parked.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (fe *cacheFrontend) unreserve(c *conn) {
+	fe.parked.Add(-1)
+	fe.parkMu.Lock()
+	if n := fe.parkedBy[c] - 1; n > 0 {
+		fe.parkedBy[c] = n
+	} else {
+		delete(fe.parkedBy, c)
+	}
+	fe.parkMu.Unlock()
 }
 
 // CacheReadReady is told once a parked get may go on, on the goroutine
@@ -256,7 +297,7 @@ func (j *cacheJob) parked(fe *cacheFrontend, ok bool) bool {
 // write it waited for committed, and a worker asks it again (with the
 // same ReadWait, so it keeps its deadline); or err is its answer.
 func (j *cacheJob) CacheReadReady(err error) {
-	j.c.s.caches.parked.Add(-1)
+	j.c.s.caches.unreserve(j.c)
 	if err != nil {
 		j.c.sendCacheValue(j.requestID, cache.Item{}, err)
 		j.release()
@@ -271,7 +312,7 @@ func (j *cacheJob) CacheReadReady(err error) {
 // CounterRead answers a parked COUNTER_GET, on the goroutine its part's
 // vouch came on.
 func (j *cacheJob) CounterRead(v cache.CounterValue, err error) {
-	j.c.s.caches.parked.Add(-1)
+	j.c.s.caches.unreserve(j.c)
 	j.c.sendCounterValue(j.requestID, v, err)
 	j.release()
 }

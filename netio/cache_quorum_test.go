@@ -325,3 +325,67 @@ func TestAShardsParkedQuorumGetsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// One connection parks at most 1,024 reads whatever its shards: past it
+// its reads that would wait are refused overloaded, while another
+// connection's still park.
+func TestAConnectionsParkedQuorumGetsAreBounded(t *testing.T) {
+	r := newCutOffReplication()
+	b := startCacheBroker(t, func(o *cache.Options, cfg *Config) {
+		o.Replication, o.QuorumTimeout = r, time.Minute
+		o.Fsync = shardlog.OnCommit()
+		cfg.EventLoops = 1
+	})
+	t.Cleanup(func() { r.heal(t) })
+	ref := b.createCache("q", cache.Config{Shards: 2, Durable: true, ReplicationFactor: 3, Consistency: engine.ConsistencyQuorum})
+	ca := b.cache(ref)
+	keys := []string{"k0"}
+	for i := 1; len(keys) < 2; i++ { // a key of the other shard
+		if k := "k" + string(rune('0'+i)); ca.ShardFor([]byte(k)) != ca.ShardFor([]byte(keys[0])) {
+			keys = append(keys, k)
+		}
+	}
+	c, other := b.client(cacheFeaturesAll), b.client(cacheFeaturesAll)
+	for i, k := range keys { // each refused no_quorum: its gets wait
+		c.send(wire.AppendCachePut(nil, uint64(10+i), wire.CachePut{Cache: ref, Key: []byte(k), Value: []byte("v")}))
+		r.awaitVouch(t)
+	}
+	r.refuse()
+	for range keys {
+		if e := decodeErr(c.read()); e == nil || e.Code != wire.CodeNoQuorum {
+			t.Fatalf("a put with the followers cut off: %v, want no_quorum", e)
+		}
+	}
+	const each = 600 // 1,200 in all: under each shard's 1,024, over the connection's
+	var frames []byte
+	for i := range 2 * each {
+		frames = wire.AppendCacheGet(frames, uint64(1000+i), wire.CacheGet{Cache: ref, Key: []byte(keys[i%2])})
+	}
+	c.send(frames)
+	refused := 0
+	for {
+		f := c.read()
+		if f.Type == wire.TypePong {
+			break
+		}
+		if e := decodeErr(f); e == nil || e.Code != wire.CodeOverloaded {
+			t.Fatalf("a get past the connection's bound: %v %v, want overloaded", f.Type, e)
+		}
+		if refused++; refused == 2*each-cacheParkedPerConnMax {
+			c.send(wire.AppendPing(nil, 1, 0)) // every refusal in: the rest are parked
+		}
+	}
+	other.send(wire.AppendCacheGet(nil, 5, wire.CacheGet{Cache: ref, Key: []byte(keys[0])}))
+	if early := other.ping(); len(early) != 0 {
+		t.Fatalf("another connection's get: %v %v, want it parked (the bound is the first connection's)", early[0].Type, decodeErr(early[0]))
+	}
+	r.heal(t)
+	for range cacheParkedPerConnMax {
+		if v := valueOf(t, c.read()); string(v.Value) != "v" {
+			t.Fatalf("a parked get once healed: %+v", v)
+		}
+	}
+	if v := valueOf(t, other.read()); string(v.Value) != "v" {
+		t.Fatalf("the other connection's get once healed: %+v", v)
+	}
+}
