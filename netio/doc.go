@@ -97,7 +97,12 @@
 //     budget has room. Cache create and drop run on goroutines of their
 //     own. The cacheFrontend (one per server) resolves a frame's cache ref
 //     to a handle: the open cache, its ownership id, its principal's
-//     resource, and one shardGate per shard.
+//     resource, and one shardGate per shard. A Quorum cache's read that
+//     would wait for a write to reach a majority is parked on its shard
+//     (cache.GetAsync) by a worker, which moves on: it is answered when the
+//     write commits, no_quorum at the publish timeout or not_leader when
+//     the leadership ends; at most 1,024 parked per shard or connection and
+//     16,384 per server, beyond that overloaded.
 //   - gnet's ticker calls OnTick, which runs the sweep: it moves the
 //     server's coarse clock (connections stamp their last activity with
 //     it, an atomic load per read with a whole frame in it; an unfinished
