@@ -254,6 +254,7 @@ func (j *cacheJob) parkable() *cache.ReadWait {
 // refuseParked answers a read that would wait but could not be parked,
 // and reports it done with.
 func (j *cacheJob) refuseParked() bool {
+	j.c.s.cfg.Metrics.CacheReadsParkRefused.Add(1)
 	j.c.sendError(j.requestID, errCacheParkedFull)
 	return true
 }
@@ -278,11 +279,13 @@ func (fe *cacheFrontend) reserve(c *conn) bool {
 		fe.parked.Add(-1)
 		return false
 	}
+	fe.s.cfg.Metrics.CacheReadsParked.Add(1)
 	return true
 }
 
 func (fe *cacheFrontend) unreserve(c *conn) {
 	fe.parked.Add(-1)
+	fe.s.cfg.Metrics.CacheReadsParked.Add(-1)
 	fe.parkMu.Lock()
 	if n := fe.parkedBy[c] - 1; n > 0 {
 		fe.parkedBy[c] = n

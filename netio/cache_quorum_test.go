@@ -379,6 +379,10 @@ func TestAConnectionsParkedQuorumGetsAreBounded(t *testing.T) {
 	if early := other.ping(); len(early) != 0 {
 		t.Fatalf("another connection's get: %v %v, want it parked (the bound is the first connection's)", early[0].Type, decodeErr(early[0]))
 	}
+	m := b.s.Metrics()
+	if parked, refusedN := m.CacheReadsParked.Load(), m.CacheReadsParkRefused.Load(); parked != cacheParkedPerConnMax+1 || refusedN != uint64(refused) {
+		t.Fatalf("felix_cache_reads_parked %d, felix_cache_reads_park_refused_total %d; want %d and %d", parked, refusedN, cacheParkedPerConnMax+1, refused)
+	}
 	r.heal(t)
 	for range cacheParkedPerConnMax {
 		if v := valueOf(t, c.read()); string(v.Value) != "v" {
@@ -387,5 +391,8 @@ func TestAConnectionsParkedQuorumGetsAreBounded(t *testing.T) {
 	}
 	if v := valueOf(t, other.read()); string(v.Value) != "v" {
 		t.Fatalf("the other connection's get once healed: %+v", v)
+	}
+	if parked := m.CacheReadsParked.Load(); parked != 0 { // a park is given back before its answer is sent
+		t.Fatalf("every parked get answered: felix_cache_reads_parked still %d", parked)
 	}
 }

@@ -53,6 +53,13 @@ type Metrics struct {
 	// PublishKeyedBinary counts binary publish frames with FlagKeyed.
 	PublishKeyedBinary atomic.Uint64
 
+	// CacheReadsParked is the reads of Quorum caches parked for a write to
+	// reach a majority, and reserved to be (at most cacheParkedMax).
+	CacheReadsParked atomic.Int64
+	// CacheReadsParkRefused counts reads refused overloaded because the
+	// server or their connection parked its most.
+	CacheReadsParkRefused atomic.Uint64
+
 	SubscriptionsActive atomic.Int64
 	// SubscriberDrops counts records subscriptions dropped (overflow policy
 	// or retention): each is a gap in some subscriber's offsets.

@@ -140,6 +140,10 @@ func registerNet(r *Registry, m *netio.Metrics) {
 		func() float64 { return u(m.ConnectionsShed.Load()) })
 	r.CounterFunc("felix_frame_timeouts_total", "Connections closed because a frame did not arrive whole within the frame timeout.",
 		func() float64 { return u(m.FrameTimeouts.Load()) })
+	r.GaugeFunc("felix_cache_reads_parked", "Reads of Quorum caches parked until a write they must see reaches a majority.",
+		func() float64 { return float64(m.CacheReadsParked.Load()) })
+	r.CounterFunc("felix_cache_reads_park_refused_total", "Reads of Quorum caches refused overloaded because the broker or their connection parked its most.",
+		func() float64 { return u(m.CacheReadsParkRefused.Load()) })
 	r.GaugeFunc("felix_inbound_buffered_bytes", "Bytes the unfinished frames of client connections hold, all connections.",
 		func() float64 { return float64(m.InboundBuffered.Load()) })
 	r.CounterFunc("felix_network_received_bytes_total", "Bytes read from client sockets.", func() float64 { return u(m.BytesIn.Load()) })
