@@ -66,6 +66,8 @@ type nemesisCluster struct {
 	state      map[string]procState
 	all        []*serveProcess // every incarnation, for the logs of a failed test
 	clients    map[*serveProcess]*client.Client
+
+	logs *nemesisLogs // kept under FELIX_NEMESIS_LOGS, or nil
 }
 
 type procState int
@@ -138,8 +140,9 @@ func startNemesisClusterOn(t *testing.T, hosts nemesisHosts, lease, publishTimeo
 	if err != nil {
 		t.Fatal(err)
 	}
+	logs := newNemesisLogs(t) // before the processes' cleanup: closed after they stop
 	c := &nemesisCluster{
-		t: t, hosts: hosts, members: strings.Join(members, ","), stdinR: stdinR,
+		t: t, hosts: hosts, logs: logs, members: strings.Join(members, ","), stdinR: stdinR,
 		extra: []string{"--shard-lease", lease.String(), "--publish-timeout", publishTimeout.String()},
 		env:   []string{runMainEnv + "=1", exitWithStdinEnv + "=1"},
 		procs: map[string]*serveProcess{}, etcdClient: map[string]string{}, state: map[string]procState{}, clients: map[*serveProcess]*client.Client{},
@@ -195,11 +198,12 @@ func (c *nemesisCluster) start(p *serveProcess, etcdClientAddr string) {
 	c.t.Helper()
 	args := append([]string{"serve", "--data", p.dataDir, "--addr", p.addr, "--admin-addr", p.adminAddr,
 		"--peer-addr", p.peerAddr, "--broker-id", p.name, "--cluster", c.members, "--etcd-client-addr", etcdClientAddr,
-		"--log-level", "warn"}, c.extra...)
+		"--log-level", nemesisLogLevel()}, c.extra...)
 	p.cmd = c.hosts.command(p.name, args)
 	p.cmd.Env = c.env
 	p.out = &lockedBuffer{}
-	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = c.stdinR, p.out, p.out
+	out := io.MultiWriter(p.out, c.logs.writer(p.name))
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = c.stdinR, out, out
 	if err := p.cmd.Start(); err != nil {
 		c.t.Fatalf("start broker %s: %v", p.name, err)
 	}

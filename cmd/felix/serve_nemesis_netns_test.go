@@ -160,7 +160,9 @@ func exitWithTheOuterTest() {
 
 // nemesisNetns is the network seen from the switch namespace. It is a
 // nemesisHosts: broker i listens on 10.77.0.11+i with the default
-// ports, its etcd member's client address on its own loopback.
+// ports, its etcd member's client address too (only the switch
+// namespace's test asks it, for the timeline of FELIX_NEMESIS_LOGS: a
+// broker's own store talks to its member in process).
 type nemesisNetns struct {
 	t     *testing.T
 	names []string
@@ -236,7 +238,7 @@ func (n *nemesisNetns) addrs(_ *testing.T, names []string) []brokerAddrs {
 	for _, name := range names {
 		ip := n.ip[name]
 		out = append(out, brokerAddrs{client: ip + ":7117", admin: ip + ":7118", peer: ip + ":7119",
-			etcdPeer: ip + ":2380", etcdClient: "127.0.0.1:2379"})
+			etcdPeer: ip + ":2380", etcdClient: ip + ":2379"})
 	}
 	return out
 }

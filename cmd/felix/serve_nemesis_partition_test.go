@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -41,15 +42,41 @@ var partitions = []partition{
 	}},
 }
 
-// partitionOf is round's partition, and the followers in the order its
-// links take them: every other round of a kind swaps them (a bridge cuts
-// the leader from the one follower, then from the other).
-func partitionOf(round int, leader string, names []string) (partition, []string) {
+// nemesisPartitionsEnv, set, runs only the partitions whose names begin
+// with one of its comma-separated values ("one-way in", "full,bridge"):
+// for a run made to study one kind. Unset, every kind in turn.
+const nemesisPartitionsEnv = "FELIX_NEMESIS_PARTITIONS"
+
+// partitionsRun are the partitions the rounds take, in turn.
+func partitionsRun(t *testing.T) []partition {
+	v := os.Getenv(nemesisPartitionsEnv)
+	if v == "" {
+		return partitions
+	}
+	var out []partition
+	for _, p := range partitions {
+		for _, want := range strings.Split(v, ",") {
+			if want = strings.TrimSpace(want); want != "" && strings.HasPrefix(p.name, want) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s=%q names no partition (full, one-way out, one-way in, bridge)", nemesisPartitionsEnv, v)
+	}
+	return out
+}
+
+// partitionOf is round's partition among kinds, and the followers in the
+// order its links take them: every other round of a kind swaps them (a
+// bridge cuts the leader from the one follower, then from the other).
+func partitionOf(kinds []partition, round int, leader string, names []string) (partition, []string) {
 	followers := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == leader })
-	if (round/len(partitions))%2 == 1 {
+	if (round/len(kinds))%2 == 1 {
 		slices.Reverse(followers)
 	}
-	return partitions[round%len(partitions)], followers
+	return kinds[round%len(kinds)], followers
 }
 
 // A partitioned leader acknowledges nothing the cluster loses: the three
@@ -71,15 +98,16 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 	if net == nil {
 		return // it ran in its network namespace
 	}
-	began, rounds := time.Now(), nemesisRounds(t)
+	began, rounds, kinds := time.Now(), nemesisRounds(t), partitionsRun(t)
 	ctx, c, s, h, _, _ := startNemesisRunOn(t, net, rounds, "partitioned")
 	// A round that fails mid-cut: healed before the brokers are stopped
 	// (cleanups run last registered first), so that they stop as usual.
 	t.Cleanup(net.healQuietly)
 	for round := range rounds {
 		leader, gen := c.awaitSettledLeader(ctx, s)
-		p, followers := partitionOf(round, leader, net.names)
+		p, followers := partitionOf(kinds, round, leader, net.names)
 		prefix := fmt.Sprintf("round %d", round)
+		c.logs.round(c, s, round, fmt.Sprintf("%s around the leader %s (generation %d)", p.name, leader, gen))
 		for i := range 20 {
 			c.publishUntilAcked(ctx, h, s, leader, fmt.Sprintf("%s before %d", prefix, i))
 		}
@@ -91,6 +119,7 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 		links, cp := p.links(leader, followers), c.controlPlane(leader)
 		net.cut(links)
 		cut := time.Now() // every packet of the links is dropped from here
+		c.logs.event("cut %s (%s); the control plane on %s", linksString(links), p.name, cp)
 		serving, servingGen, promoted := leader, gen, time.Duration(0)
 		if p.isolates {
 			next, nextGen := c.awaitLeader(ctx, s, leader)
@@ -99,9 +128,13 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 					round, p.name, next, leader, nextGen, gen, c.shardStatus(s))
 			}
 			serving, servingGen, promoted = next, nextGen, time.Since(cut)
-			c.publishUntilAcked(ctx, h, s, next, prefix+" during")
+			c.logs.event("%s named the leader at generation %d, %v after the cut", next, nextGen, promoted.Round(time.Millisecond))
+			first := c.publishUntilAcked(ctx, h, s, next, prefix+" during")
+			c.logs.event("the first publish to %s acknowledged (%q, sent %v after the cut), %v after the cut",
+				next, first.value, first.sent.Sub(cut).Round(time.Millisecond), time.Since(cut).Round(time.Millisecond))
 		} else {
-			c.publishAtLeaderUntilAcked(ctx, h, s, prefix+" during")
+			first := c.publishAtLeaderUntilAcked(ctx, h, s, prefix+" during")
+			c.logs.event("a publish at the leader acknowledged by %s, %v after the cut", first.to, time.Since(cut).Round(time.Millisecond))
 		}
 		// Held until the writer to the cut-off leader has been answered
 		// about a publish sent during the cut: its first ones may wait
@@ -110,6 +143,7 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 		c.holdPartition(ctx, h, s, cut, serving, prefix+" during", answered)
 		healed := time.Now() // before the heal: an answer may come at once
 		dropped := net.heal()
+		c.logs.event("healed, %v after the cut: %d packets dropped", healed.Sub(cut).Round(time.Millisecond), dropped)
 		sent := w.end()
 		duringCut := fmt.Sprintf("%d of the writer's %d publishes to %s acknowledged", h.acked(toLeader), sent, leader)
 		if p.isolates {

@@ -71,6 +71,7 @@ func TestAKilledLeaderProcessLosesNoQuorumAcknowledgedRecord(t *testing.T) {
 	ctx, c, s, h, leader, gen := startNemesisRun(t, rounds, "killed")
 	for round := range rounds {
 		prefix := fmt.Sprintf("round %d", round)
+		c.logs.round(c, s, round, fmt.Sprintf("kill -9 of the leader %s (generation %d)", leader, gen))
 		for i := range 50 {
 			// Every one acknowledged in the end: a refusal (a lease late on a
 			// loaded machine) is tried again, and the checker holds each try.
@@ -82,7 +83,9 @@ func TestAKilledLeaderProcessLosesNoQuorumAcknowledgedRecord(t *testing.T) {
 		}
 		awaitAcked(t, ctx, h, prefix+" writer", 10)
 		killed := time.Now()
+		c.logs.event("SIGKILL to %s, the leader", leader)
 		c.kill(leader)
+		c.logs.event("%s is gone", leader)
 		inFlight := 0
 		for _, w := range writers {
 			inFlight += w.end()
@@ -92,8 +95,11 @@ func TestAKilledLeaderProcessLosesNoQuorumAcknowledgedRecord(t *testing.T) {
 			t.Fatalf("round %d: %s leads after %s was killed at generation %d, not above %d: a new leader must lead a new generation; /cluster: %s", round, next, leader, nextGen, gen, c.shardStatus(s))
 		}
 		promoted := time.Since(killed)
+		c.logs.event("%s named the leader at generation %d, %v after the kill", next, nextGen, promoted.Round(time.Millisecond))
 		first := c.publishUntilAcked(ctx, h, s, next, prefix+" after")
 		served := time.Since(killed)
+		c.logs.event("the first publish to %s acknowledged (%q, sent %v after the kill), %v after the kill",
+			next, first.value, first.sent.Sub(killed).Round(time.Millisecond), served.Round(time.Millisecond))
 		for i := range 20 {
 			if a := c.publish(ctx, h, s, next, fmt.Sprintf("%s after %d", prefix, i), 10*time.Second); a.err != nil {
 				t.Fatalf("round %d: publish %q to the new leader %s (generation %d), after %q was acknowledged: %v",
