@@ -66,6 +66,8 @@ type FailoverDriver struct {
 	objects    map[cluster.ObjectID]objectFailover // catalog entries read
 	known      map[cluster.ShardID]bool            // shards stepped Assigned and not Removed
 	stepErrors int                                 // events the machine refused (logged)
+	granted    map[cluster.ShardID]grantedTo       // the lease last granted for each shard (logged once)
+	waited     bool                                // the term's first lease has passed (logged once)
 }
 
 // objectFailover is what the machine needs of an object's catalog entry.
@@ -99,7 +101,8 @@ func NewFailoverDriver(cfg FailoverConfig) (*FailoverDriver, error) {
 	return &FailoverDriver{store: cfg.Store, lead: cfg.Lead, peers: cfg.Peers, lease: cfg.Lease, log: cfg.Logger,
 		start: time.Now(), heartbeats: make(chan heartbeatIn, heartbeatsQueued), events: make(chan func() error, 64),
 		ran: make(chan struct{}), m: m, replies: map[heartbeatKey]peer.Reply{},
-		objects: map[cluster.ObjectID]objectFailover{}, known: map[cluster.ShardID]bool{}}, nil
+		objects: map[cluster.ObjectID]objectFailover{}, known: map[cluster.ShardID]bool{},
+		granted: map[cluster.ShardID]grantedTo{}}, nil
 }
 
 // Epoch is the term's epoch, carried by every grant and fence.
@@ -142,8 +145,20 @@ func (d *FailoverDriver) Run(ctx context.Context) error {
 			}
 		case <-tick.C:
 			d.step(ctx, failover.Tick{Now: d.now()})
+			d.logWaited()
 		}
 	}
+}
+
+// logWaited logs, once a term, that its wait of a full lease before any
+// promotion is over.
+func (d *FailoverDriver) logWaited() {
+	if d.waited || d.now() < d.lease {
+		return
+	}
+	d.waited = true
+	d.log.Info("control plane failover: the term has waited a lease; promotions may begin", "epoch", d.m.Epoch(),
+		"since_term_began", d.now())
 }
 
 // stop refuses every heartbeat from now on, those queued and those whose

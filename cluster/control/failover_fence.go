@@ -17,15 +17,19 @@ import (
 // machine sends it again.
 func (d *FailoverDriver) fence(ctx context.Context, f failover.Fence) {
 	req := wire.AppendFence(nil, 0, wire.Fence{Log: refOfShard(f.Shard), Generation: f.Generation, Epoch: f.Epoch})
+	d.log.Debug("control plane failover: a fence sent", "shard", f.Shard.String(), "to", f.To.String(), "generation", f.Generation)
 	d.wg.Go(func() {
+		sent := time.Now()
 		ev, err := d.callFence(ctx, f, req)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.log.Info("control plane failover: a fence not answered", "shard", f.Shard.String(), "to", f.To.String(),
-					"generation", f.Generation, "err", err)
+					"generation", f.Generation, "err", err, "after", time.Since(sent))
 			}
 			return
 		}
+		d.log.Info("control plane failover: a fence answered", "shard", f.Shard.String(), "from", f.To.String(),
+			"generation", f.Generation, "log_end", ev.LogEnd, "last_generation", ev.LastGen, "after", time.Since(sent))
 		d.hand(ctx, func() error { d.step(ctx, ev); return nil })
 	})
 }
@@ -68,6 +72,12 @@ func (d *FailoverDriver) callFence(ctx context.Context, f failover.Fence, req []
 // epoch guard refused ends the term.
 func (d *FailoverDriver) write(ctx context.Context, w failover.Write) {
 	j := writeJob(cluster.Write(w))
+	leader := "none"
+	if w.Assignment.Leader != (cluster.Replica{}) {
+		leader = w.Assignment.Leader.String()
+	}
+	d.log.Info("control plane failover: writing an assignment", "shard", w.Shard.String(),
+		"generation", w.Assignment.Generation, "leader", leader, "since_term_began", d.now())
 	d.wg.Go(func() {
 		wctx, cancel := context.WithTimeout(ctx, d.lease)
 		j.res, j.err = d.lead.Txn(wctx, j.txn)
@@ -77,6 +87,8 @@ func (d *FailoverDriver) write(ctx context.Context, w failover.Write) {
 			err := fmt.Errorf("%w: %w", errDeposed, j.err)
 			d.hand(ctx, func() error { return err })
 		case j.err == nil && j.res.Succeeded:
+			d.log.Info("control plane failover: an assignment written", "shard", w.Shard.String(),
+				"generation", w.Assignment.Generation, "leader", leader, "revision", j.res.Revision)
 			d.hand(ctx, func() error { d.step(ctx, failover.WriteDone{Seq: w.Seq, Revision: j.res.Revision}); return nil })
 		default:
 			d.log.Info("control plane failover: a write not applied", "shard", w.Shard.String(),

@@ -122,7 +122,30 @@ func (d *FailoverDriver) grant(g failover.Grant) {
 	}
 	if err := r.Answer(w.Finish(buf)); err != nil {
 		d.log.Debug("control plane failover: a grant not sent", "broker", g.To.Broker, "err", err)
+		return
 	}
+	d.logFirstGrants(g)
+}
+
+// logFirstGrants logs each shard this grant leases to a broker, or at a
+// generation, the term has not leased it to before: once a leader and
+// generation a term, not at every heartbeat.
+func (d *FailoverDriver) logFirstGrants(g failover.Grant) {
+	for _, s := range g.Shards {
+		leased := grantedTo{g.To, s.Generation}
+		if d.granted[s.Shard] == leased {
+			continue
+		}
+		d.granted[s.Shard] = leased
+		d.log.Info("control plane failover: a shard's first lease granted", "shard", s.Shard.String(), "to", g.To.String(),
+			"generation", s.Generation, "epoch", g.Epoch, "since_term_began", d.now())
+	}
+}
+
+// grantedTo is the leader and generation a term last leased a shard to.
+type grantedTo struct {
+	to         cluster.Replica
+	generation uint64
 }
 
 // refOfShard is the LogRef of a shard's records (replica.RefOf).
