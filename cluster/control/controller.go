@@ -78,6 +78,10 @@ type Controller struct {
 
 	mu     sync.Mutex
 	status ControllerStatus
+	// behind are the goroutines a term left behind when it ended: the
+	// revoke of its lease and, when its lease was lost while it
+	// campaigned, the campaign still returning. Close waits for them.
+	behind sync.WaitGroup
 
 	failover atomic.Pointer[FailoverDriver] // the term's, while one runs
 }
@@ -123,7 +127,10 @@ func (c *Controller) Close() {
 
 // run campaigns, term after term, until ctx is done.
 func (c *Controller) run(ctx context.Context) {
-	defer close(c.done)
+	defer func() {
+		c.behind.Wait()
+		close(c.done)
+	}()
 	for ctx.Err() == nil {
 		err := c.term(ctx)
 		if ctx.Err() != nil {
@@ -139,9 +146,21 @@ func (c *Controller) run(ctx context.Context) {
 // term is one candidacy under a fresh lease: campaign, then drive while it
 // leads. The lease is revoked when it ends, which withdraws the candidate
 // or hands the leadership on.
+//
+// Nothing the term sends to the store may hold up the next candidacy past
+// the lease it campaigns under: a proposal that etcd forwarded to a raft
+// leader just cut off is never answered, and etcd gives up on it only
+// after its request timeout (5 s and two election timeouts, 7 s), far
+// past the lease. So the grant is bounded by the lease's TTL; a campaign
+// whose lease is lost is left to return on its own (etcd's Campaign, its
+// context done, resigns on the client's context, without a deadline);
+// and the revoke at the end runs beside the next term (bounded by
+// revokeWaitMax; an unrevoked candidacy ends with its lease at the store).
 func (c *Controller) term(ctx context.Context) error {
 	s := c.cfg.Store
-	lease, sent, err := grant(ctx, s, c.cfg.Clock, c.cfg.LeaseTTL)
+	gctx, cancel := context.WithTimeout(ctx, c.cfg.LeaseTTL)
+	lease, sent, err := grant(gctx, s, c.cfg.Clock, c.cfg.LeaseTTL)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -151,9 +170,9 @@ func (c *Controller) term(ctx context.Context) error {
 	defer func() {
 		lost(nil)
 		wg.Wait()
-		_ = revoke(ctx, s, lease.ID)
+		c.behind.Go(func() { _ = revoke(ctx, s, lease.ID) })
 	}()
-	lead, err := s.Campaign(held, Election, lease.ID, []byte(c.cfg.ID))
+	lead, err := c.campaign(held, lease.ID)
 	if err != nil {
 		return causeOr(held, err)
 	}
@@ -161,6 +180,29 @@ func (c *Controller) term(ctx context.Context) error {
 	err = causeOr(held, c.driveTerm(held, s, lead))
 	c.ended(err)
 	return err
+}
+
+// campaign campaigns under the lease until it leads or held is done,
+// whichever comes first: once held is done it returns at once, and the
+// store's Campaign is left to return by itself (c.behind waits for it),
+// its leadership, if it won one, unused. It is not driven: its lease was
+// lost or the controller is closing, and the lease is revoked.
+func (c *Controller) campaign(held context.Context, lease store.LeaseID) (*store.Leadership, error) {
+	type won struct {
+		lead *store.Leadership
+		err  error
+	}
+	result := make(chan won, 1)
+	c.behind.Go(func() {
+		lead, err := c.cfg.Store.Campaign(held, Election, lease, []byte(c.cfg.ID))
+		result <- won{lead, err}
+	})
+	select {
+	case r := <-result:
+		return r.lead, r.err
+	case <-held.Done():
+		return nil, held.Err()
+	}
 }
 
 // causeOr is why ctx ended, if it did (a lost lease), else err.

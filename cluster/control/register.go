@@ -116,10 +116,16 @@ func (r *Registration) run(ctx context.Context, lease store.Lease, sent time.Tim
 }
 
 // reregister registers under a new lease, retrying every TTL/3 until it
-// does or ctx is done (its error).
+// does or ctx is done (its error). Each try is bounded by TTL/3: a grant
+// or a put that etcd forwarded to a raft leader just cut off is never
+// answered, and etcd gives up on it only after its request timeout (7 s),
+// while the broker stays unregistered (its peers cannot resolve it, so no
+// control plane can fence it).
 func (r *Registration) reregister(ctx context.Context) (store.Lease, time.Time, error) {
 	for {
-		lease, sent, err := r.register(ctx)
+		tctx, cancel := context.WithTimeout(ctx, r.cfg.TTL/keepAliveFraction)
+		lease, sent, err := r.register(tctx)
+		cancel()
 		if err == nil || ctx.Err() != nil {
 			return lease, sent, err
 		}
