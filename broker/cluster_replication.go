@@ -136,6 +136,7 @@ func (s *replicatedShard) assign(a cluster.Assignment) error {
 		return fmt.Errorf("felix/broker: leading %v at generation %d: %w", s.id, a.Generation, err)
 	}
 	s.leader.Store(l)
+	s.r.logger.Info("leading a replicated shard", "shard", s.id.String(), "generation", a.Generation)
 	return nil
 }
 
