@@ -121,20 +121,7 @@ func startCacheCluster(t *testing.T) *cacheCluster {
 	a := cc.brokers["a"]
 	waitView(t, a.View(), "a sees a, b and c", registered(a.View(), "a", "b", "c"))
 	cfg := cache.Config{Shards: 1, Durable: true, ReplicationFactor: 3, Fsync: engine.FsyncSetting{Kind: "OnCommit"}}
-	if _, err := a.Caches().Create(cc.id, cfg); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range cc.brokers {
-		waitRound(t, b, "the cache's shard open on every broker", func() bool { return cacheShardOpen(b, cc.id, 0) })
-	}
-	cc.owner = cc.awaitOwner(a, "")
-	cl, err := client.DialCluster(testCtx(t), seeds, client.WithRetryPolicy(client.RetryPolicy{Attempts: 200,
-		InitialBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Deadline: clusterWait}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	cc.values = cl.Cache(client.CacheName{Tenant: cc.id.Tenant, Namespace: cc.id.Namespace, Name: cc.id.Name})
+	cc.openCache(t, a, seeds, cfg)
 	return cc
 }
 
@@ -307,4 +294,25 @@ func wantEvent(t *testing.T, w *client.Watch, kind client.WatchEventKind, value 
 	if err != nil || ev.Kind != kind || string(ev.Value) != value {
 		t.Fatalf("watch event %v %q (%v), want %v %q", ev.Kind, ev.Value, err, kind, value)
 	}
+}
+
+// openCache creates cc's cache through a with cfg, waits until its shard
+// is open on every broker and has an owner, and dials cc.values through
+// seeds, retrying until clusterWait.
+func (cc *cacheCluster) openCache(t *testing.T, a *Broker, seeds []string, cfg cache.Config) {
+	t.Helper()
+	if _, err := a.Caches().Create(cc.id, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range cc.brokers {
+		waitRound(t, b, "the cache's shard open on every broker", func() bool { return cacheShardOpen(b, cc.id, 0) })
+	}
+	cc.owner = cc.awaitOwner(a, "")
+	cl, err := client.DialCluster(testCtx(t), seeds, client.WithRetryPolicy(client.RetryPolicy{Attempts: 200,
+		InitialBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Deadline: clusterWait}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	cc.values = cl.Cache(client.CacheName{Tenant: cc.id.Tenant, Namespace: cc.id.Namespace, Name: cc.id.Name})
 }

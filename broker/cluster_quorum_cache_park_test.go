@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/felixbroker/felix/client"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/netio/wire"
@@ -94,20 +93,7 @@ func startOneLoopQuorumCacheCluster(t *testing.T) *quorumCacheCluster {
 	waitView(t, a.View(), "a sees a, b and c", registered(a.View(), "a", "b", "c"))
 	cfg := cache.Config{Shards: 1, Durable: true, ReplicationFactor: 3, Fsync: engine.FsyncSetting{Kind: "OnCommit"},
 		Consistency: engine.ConsistencyQuorum}
-	if _, err := a.Caches().Create(cc.id, cfg); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range cc.brokers {
-		waitRound(t, b, "the cache's shard open on every broker", func() bool { return cacheShardOpen(b, cc.id, 0) })
-	}
-	cc.owner = cc.awaitOwner(a, "")
-	cl, err := client.DialCluster(testCtx(t), seeds, client.WithRetryPolicy(client.RetryPolicy{Attempts: 200,
-		InitialBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Deadline: clusterWait}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	cc.values = cl.Cache(client.CacheName{Tenant: cc.id.Tenant, Namespace: cc.id.Namespace, Name: cc.id.Name})
+	cc.openCache(t, a, seeds, cfg)
 	return qc
 }
 

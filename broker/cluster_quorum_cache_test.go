@@ -174,20 +174,7 @@ func startCacheClusterAt(t *testing.T, cons engine.Consistency) *quorumCacheClus
 	a := cc.brokers["a"]
 	waitView(t, a.View(), "a sees a, b and c", registered(a.View(), "a", "b", "c"))
 	cfg := cache.Config{Shards: 1, Durable: true, ReplicationFactor: 3, Fsync: engine.FsyncSetting{Kind: "OnCommit"}, Consistency: cons}
-	if _, err := a.Caches().Create(cc.id, cfg); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range cc.brokers {
-		waitRound(t, b, "the cache's shard open on every broker", func() bool { return cacheShardOpen(b, cc.id, 0) })
-	}
-	cc.owner = cc.awaitOwner(a, "")
-	cl, err := client.DialCluster(testCtx(t), seeds, client.WithRetryPolicy(client.RetryPolicy{Attempts: 200,
-		InitialBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Deadline: clusterWait}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	cc.values = cl.Cache(client.CacheName{Tenant: cc.id.Tenant, Namespace: cc.id.Namespace, Name: cc.id.Name})
+	cc.openCache(t, a, seeds, cfg)
 	return qc
 }
 
