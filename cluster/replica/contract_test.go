@@ -300,3 +300,37 @@ func TestOneShardFailingOverDoesNotStopTheOthers(t *testing.T) {
 		}
 	})
 }
+
+// A replica named leader heartbeats at once, so its first lease, and its
+// first acknowledgement, come a control-plane round trip after it is
+// named rather than at its next tick (up to L/4 later).
+func TestANewLeaderHeartbeatsAtOnce(t *testing.T) {
+	inCluster(t, abc, func(t *testing.T, c *testCluster) {
+		sid := testShard(0)
+		c.createShard(sid, ConsistencyQuorum, "a", "b", "c")
+		if _, err := c.publish(sid, "v"); err != nil {
+			t.Fatal(err)
+		}
+		c.kill("a")
+		deadline := time.Now().Add(3 * c.lease)
+		for l := c.leader(sid); l == "" || l == "a"; l = c.leader(sid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no leader other than a within %v", 3*c.lease)
+			}
+			time.Sleep(time.Millisecond) // fake time: advances only when every goroutine waits
+		}
+		named := time.Now()
+		for {
+			if _, err := c.publish(sid, "after"); err == nil {
+				break
+			}
+			if time.Since(named) > c.lease {
+				t.Fatalf("no acknowledged publish within L of %s being named", c.leader(sid))
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if took := time.Since(named); took >= c.lease/8 {
+			t.Fatalf("the first acknowledged publish came %v after the new leader was named; want under L/8 (%v)", took, c.lease/8)
+		}
+	})
+}

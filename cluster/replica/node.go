@@ -47,6 +47,10 @@ type Node struct {
 	ctx  context.Context // ended by Close: what runs on the node's goroutines stops
 	stop context.CancelFunc
 	done chan struct{}
+	// beat asks for a heartbeat now (capacity 1): a new leadership's
+	// first lease then comes a control-plane round trip after it, not up
+	// to L/4.
+	beat chan struct{}
 	wg   sync.WaitGroup
 }
 
@@ -82,7 +86,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		return nil, errors.New("felix/replica: a node needs a transport, a lease and a control plane to heartbeat")
 	}
 	n := &Node{cfg: cfg, logs: map[logKey]*held{}, parts: map[cluster.ShardID][]*held{}, sent: map[uint64]time.Time{},
-		done: make(chan struct{})}
+		done: make(chan struct{}), beat: make(chan struct{}, 1)}
 	n.ctx, n.stop = context.WithCancel(context.Background())
 	n.wg.Add(1)
 	go n.heartbeats()
@@ -201,7 +205,16 @@ func (n *Node) Lead(id cluster.ShardID, gen uint64, o LeadOptions) (*Leader, err
 	for _, p := range parts {
 		n.leadPart(p, h, gen, o)
 	}
+	n.heartbeatSoon()
 	return l, nil
+}
+
+// heartbeatSoon has the next heartbeat leave now rather than at its tick.
+func (n *Node) heartbeatSoon() {
+	select {
+	case n.beat <- struct{}{}:
+	default:
+	}
 }
 
 // leadOne starts h's leadership at gen under primary's lease (h is

@@ -238,7 +238,8 @@ func (n *Node) fenceParts(id cluster.ShardID, gen uint64, epoch int64) error {
 	return errors.Join(errs...)
 }
 
-// heartbeats sends a heartbeat every L/4 until Close.
+// heartbeats sends a heartbeat every L/4, and one at once when a
+// leadership begins (heartbeatSoon), until Close.
 func (n *Node) heartbeats() {
 	defer n.wg.Done()
 	t := time.NewTicker(n.cfg.Lease / 4)
@@ -249,6 +250,7 @@ func (n *Node) heartbeats() {
 		case <-n.done:
 			return
 		case <-t.C:
+		case <-n.beat:
 		}
 	}
 }
