@@ -300,12 +300,7 @@ func TestTheNewLeaderIsLeasedAndKept(t *testing.T) {
 // b unclean and c clean are one counted answer, not enough; the old
 // leader's clean answer makes it enough.
 func TestAnUncleanAnswerDoesNotCountWhenAcksPrecedeTheFsync(t *testing.T) {
-	h := newHarness(t, 1, 0)
-	h.acksBeforeSync = true
-	id := shardN(0)
-	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
-	w := h.oneWrite(h.tick(lease))
-	h.step(failover.WriteDone{Seq: w.Seq, Revision: 11})
+	h, id := periodicPromotion(t)
 	h.noWrite(h.reply(id, rb, 2, 1, 9, 9, false), "an unclean answer")
 	h.noWrite(h.reply(id, rc, 2, 1, 7, 7, true), "one clean answer and one unclean")
 	h.named(h.reply(id, ra, 2, 1, 9, 9, true), ra, 2, 11, ra, rb, rc)
@@ -360,12 +355,7 @@ func TestAnAvoidedLeaderIsNotChosenWhenTheOthersAnswerInTime(t *testing.T) {
 // has answered or is gone, and the highest answer leads (sim seed 14,
 // whose shard stayed leaderless for good).
 func TestAReplicaWhoseBrokerIsOnAnotherDiskIsNotWaitedFor(t *testing.T) {
-	h := newHarness(t, 1, 0)
-	h.acksBeforeSync = true
-	id := shardN(0)
-	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
-	w := h.oneWrite(h.tick(lease))
-	h.step(failover.WriteDone{Seq: w.Seq, Revision: 11})
+	h, id := periodicPromotion(t)
 	h.noWrite(h.reply(id, ra, 2, 1, 9, 7, false), "the old leader's unclean answer")
 	h.noWrite(h.reply(id, rc, 2, 1, 8, 8, true), "one clean answer of the two needed")
 	h.beat(rb, 1, lease+1)
@@ -378,15 +368,25 @@ func TestAReplicaWhoseBrokerIsOnAnotherDiskIsNotWaitedFor(t *testing.T) {
 // back on other disks; the one left answering may lack a record the two
 // gone held at Quorum, so the promotion waits rather than choose it.
 func TestAMajorityGoneIsNotAnswered(t *testing.T) {
+	h, id := periodicPromotion(t)
+	h.noWrite(h.reply(id, rc, 2, 1, 8, 8, true), "one clean answer of the two needed")
+	h.beat(cluster.Replica{Broker: "a", DiskID: "disk-a-new"}, 1, lease+1)
+	h.beat(cluster.Replica{Broker: "b", DiskID: "disk-b-new"}, 2, lease+2)
+	h.noWrite(h.tick(lease+3), "two of three replicas gone, one answer")
+	h.noWrite(h.tick(3*lease), "still")
+}
+
+// periodicPromotion is shard 0 of a Quorum stream acknowledged before its
+// fsync, replicated on a, b and c and led by a, whose lease ran out
+// without a heartbeat: step 1 is answered at revision 11, and every
+// replica is fenced at generation 2.
+func periodicPromotion(t *testing.T) (*harness, cluster.ShardID) {
+	t.Helper()
 	h := newHarness(t, 1, 0)
 	h.acksBeforeSync = true
 	id := shardN(0)
 	h.assign(id, failover.Quorum, 1, 10, ra, ra, rb, rc)
 	w := h.oneWrite(h.tick(lease))
 	h.step(failover.WriteDone{Seq: w.Seq, Revision: 11})
-	h.noWrite(h.reply(id, rc, 2, 1, 8, 8, true), "one clean answer of the two needed")
-	h.beat(cluster.Replica{Broker: "a", DiskID: "disk-a-new"}, 1, lease+1)
-	h.beat(cluster.Replica{Broker: "b", DiskID: "disk-b-new"}, 2, lease+2)
-	h.noWrite(h.tick(lease+3), "two of three replicas gone, one answer")
-	h.noWrite(h.tick(3*lease), "still")
+	return h, id
 }
