@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
+)
+
+// The raft leadership of an embedded member's cluster. A broker whose
+// control plane leads keeps etcd's raft leadership off its own member
+// (broker/cluster_raft_leader.go): losing that one broker then costs the
+// cluster one election at a time, the control plane's or etcd's, never
+// both back to back.
+
+// RaftLeader reports whether this member leads its etcd cluster's raft.
+func (m *Embedded) RaftLeader() bool {
+	s := m.etcd.Server
+	return s.Leader() == s.MemberID()
+}
+
+// Members is the names of the cluster's voting members, in name order.
+func (m *Embedded) Members() []string {
+	var names []string
+	for _, mem := range m.voters() {
+		names = append(names, mem.Name)
+	}
+	return names
+}
+
+// voters is the cluster's named voting members, in name order.
+func (m *Embedded) voters() []*membership.Member {
+	var out []*membership.Member
+	for _, mem := range m.etcd.Server.Cluster().Members() {
+		if !mem.IsLearner && mem.Name != "" {
+			out = append(out, mem)
+		}
+	}
+	slices.SortFunc(out, func(a, b *membership.Member) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// ErrNoTransferee is HandOffRaftLeadership's answer when no other voting
+// member took the raft leadership.
+var ErrNoTransferee = errors.New("felix/cluster/store: no other etcd member took the raft leadership")
+
+// HandOffRaftLeadership moves the raft leadership of the cluster to
+// another voting member, trying them in name order among those ok
+// accepts (nil: all), each for at most try (a member that is down or cut
+// off never takes it, and raft ends the transfer after an election
+// timeout). It returns the member that took it, "" when this member did
+// not lead; ErrNoTransferee when none took it.
+func (m *Embedded) HandOffRaftLeadership(ctx context.Context, ok func(name string) bool, try time.Duration) (string, error) {
+	s := m.etcd.Server
+	for _, mem := range m.voters() {
+		if !m.RaftLeader() {
+			return "", nil
+		}
+		if mem.ID == s.MemberID() || (ok != nil && !ok(mem.Name)) {
+			continue
+		}
+		tctx, cancel := context.WithTimeout(ctx, try)
+		err := s.MoveLeader(tctx, uint64(s.MemberID()), uint64(mem.ID))
+		cancel()
+		if err == nil {
+			return mem.Name, nil
+		}
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("felix/cluster/store: handing the raft leadership off: %w", ctx.Err())
+		}
+	}
+	if !m.RaftLeader() {
+		return "", nil
+	}
+	return "", ErrNoTransferee
+}

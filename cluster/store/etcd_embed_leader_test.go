@@ -1,0 +1,60 @@
+package store
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestTheRaftLeadershipIsHandedOffToAMemberAccepted: the member leading
+// raft hands it to the other member it accepts, and a member that does
+// not lead has nothing to hand off.
+func TestTheRaftLeadershipIsHandedOffToAMemberAccepted(t *testing.T) {
+	members := startCluster(t, "a", "b", "c")
+	if got := members[0].Members(); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("Members() = %v, want a b c", got)
+	}
+	leader, follower := raftLeaderOf(t, members), -1
+	for i := range members {
+		if i != leader {
+			follower = i
+			break
+		}
+	}
+	if to, err := members[follower].HandOffRaftLeadership(deadline(t), nil, time.Second); to != "" || err != nil {
+		t.Fatalf("a follower's hand-off: %q, %v; want nothing to do", to, err)
+	}
+	want := members[follower].Members()[follower]
+	to, err := members[leader].HandOffRaftLeadership(deadline(t), func(name string) bool { return name == want }, 2*time.Second)
+	if err != nil || to != want {
+		t.Fatalf("hand-off: %q, %v; want it taken by %s", to, err, want)
+	}
+	if members[leader].RaftLeader() || !members[follower].RaftLeader() {
+		t.Fatalf("after the hand-off to %s the old leader still leads, or %s does not", want, want)
+	}
+	if _, err := members[follower].HandOffRaftLeadership(deadline(t), func(string) bool { return false }, time.Second); !errors.Is(err, ErrNoTransferee) {
+		t.Fatalf("a hand-off with no member accepted: %v, want ErrNoTransferee", err)
+	}
+}
+
+// raftLeaderOf waits, within the test's deadline, until one member leads
+// raft (each leader change of the first member's is an event to look
+// again at), and returns its index.
+func raftLeaderOf(t *testing.T, members []*Embedded) int {
+	t.Helper()
+	ctx := deadline(t)
+	for {
+		changed := members[0].etcd.Server.LeaderChangedNotify()
+		for i, m := range members {
+			if m.RaftLeader() {
+				return i
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("no member leads raft")
+		case <-changed:
+		}
+	}
+}
