@@ -23,6 +23,10 @@ func (m *Embedded) RaftLeader() bool {
 	return s.Leader() == s.MemberID()
 }
 
+// RaftLeaderChanged is closed at the next change of the raft leader this
+// member sees (take it again after each).
+func (m *Embedded) RaftLeaderChanged() <-chan struct{} { return m.etcd.Server.LeaderChangedNotify() }
+
 // Members is the names of the cluster's voting members, in name order.
 func (m *Embedded) Members() []string {
 	var names []string

@@ -45,7 +45,7 @@ func raftLeaderOf(t *testing.T, members []*Embedded) int {
 	t.Helper()
 	ctx := deadline(t)
 	for {
-		changed := members[0].etcd.Server.LeaderChangedNotify()
+		changed := members[0].RaftLeaderChanged()
 		for i, m := range members {
 			if m.RaftLeader() {
 				return i
