@@ -13,6 +13,7 @@ import (
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/control"
 	"github.com/felixbroker/felix/cluster/peer"
+	"github.com/felixbroker/felix/cluster/replicated"
 	"github.com/felixbroker/felix/cluster/store"
 	"github.com/felixbroker/felix/netio"
 	"github.com/felixbroker/felix/netio/wire"
@@ -41,7 +42,7 @@ type node struct {
 	migrated   []cluster.ObjectID     // what the data directory's catalogs held, migrated at this start
 	peers      *peer.TCP
 	forwarder  *netio.Forwarder
-	replicas   *replicas // the replicated shards' roles, the heartbeats
+	replicas   *replicated.Replicas // the replicated shards' roles, the heartbeats
 	reg        *control.Registration
 	registered atomic.Bool // from Register until leave (read by /readyz)
 	controller *control.Controller
@@ -189,7 +190,7 @@ func (n *node) leave(ctx context.Context) error {
 		return nil
 	}
 	var errs []error
-	n.replicas.close() // leaderships end before the peers go: nothing is acknowledged past here
+	n.replicas.Close() // leaderships end before the peers go: nothing is acknowledged past here
 	if n.peers != nil {
 		errs = append(errs, n.peers.Close())
 	}

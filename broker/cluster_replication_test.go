@@ -89,11 +89,7 @@ func awaitReplicatedLeader(t testing.TB, brokers map[string]*Broker, id engine.S
 			if bid == not || b.node == nil || b.node.replicas == nil {
 				continue
 			}
-			sid := streamShard(id, 0)
-			b.node.replicas.mu.Lock()
-			rs := b.node.replicas.shards[sid]
-			b.node.replicas.mu.Unlock()
-			if rs != nil && rs.leader.Load() != nil {
+			if b.node.replicas.StreamLeader(streamShard(id, 0)) != nil {
 				return bid
 			}
 		}

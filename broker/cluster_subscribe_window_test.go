@@ -8,14 +8,13 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/client"
+	"github.com/felixbroker/felix/cluster/replica"
 	"github.com/felixbroker/felix/engine"
 )
 
-// replicatedShardOn is b's replicatedShard of shard 0 of id, or nil.
-func replicatedShardOn(b *Broker, id engine.StreamID) *replicatedShard {
-	b.node.replicas.mu.Lock()
-	defer b.node.replicas.mu.Unlock()
-	return b.node.replicas.shards[streamShard(id, 0)]
+// replicatedLeaderOn is b's leadership of shard 0 of id, or nil.
+func replicatedLeaderOn(b *Broker, id engine.StreamID) *replica.Leader {
+	return b.node.replicas.StreamLeader(streamShard(id, 0))
 }
 
 // A leader promoted a moment ago serves no subscribe until its generation
@@ -51,7 +50,7 @@ func TestANewLeaderServesNoSubscribeUntilItsGenerationStartCommits(t *testing.T)
 	stop(t, brokers[first])
 	delete(brokers, first)
 	next := awaitReplicatedLeader(t, brokers, id, first)
-	l := replicatedShardOn(brokers[next], id).leader.Load()
+	l := replicatedLeaderOn(brokers[next], id)
 	if l == nil || l.Started() {
 		t.Fatalf("%s leads with its start committed, though its only follower %s is stopped", next, first)
 	}

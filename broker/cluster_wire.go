@@ -47,7 +47,7 @@ func (b *Broker) joinCluster() error {
 		return nil
 	}
 	addr := orString(b.cfg.Net.AdvertiseAddr, b.server.Addr().String())
-	return b.node.join(addr, []func() error{b.node.retryReturned, b.engine.Reconcile, b.caches.Reconcile, b.node.replicas.assignRoles})
+	return b.node.join(addr, []func() error{b.node.retryReturned, b.engine.Reconcile, b.caches.Reconcile, b.node.replicas.AssignRoles})
 }
 
 // notReady is what /readyz asks once Start has finished: nil for a broker
@@ -97,9 +97,7 @@ func (n *node) holdGroups(hold func(engine.StreamID, int) error) {
 	if n == nil {
 		return
 	}
-	n.replicas.mu.Lock()
-	n.replicas.holdGroups = hold
-	n.replicas.mu.Unlock()
+	n.replicas.HoldGroups(hold)
 }
 
 // serverConfig gives the client server the View, for its redirects and
@@ -148,7 +146,7 @@ func (m peerMux) ServePeer(from string, req wire.Frame, r peer.Reply) {
 		_ = r.Answer(wire.AppendError(nil, r.RequestID(), &wire.Error{Code: wire.CodeNotLeader,
 			Message: "this broker does not run the control plane (it has not joined the cluster yet)"}))
 	case wire.PeerOnly(req.Type) && req.Type != wire.TypeForward:
-		m.n.replicas.rn.ServePeer(from, req, r)
+		m.n.replicas.Node().ServePeer(from, req, r)
 	default:
 		m.clients.ServePeer(from, req, r)
 	}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/felixbroker/felix/cluster/replica"
-	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/cluster/replicated"
 	"github.com/felixbroker/felix/observe"
 )
 
@@ -12,11 +12,11 @@ import (
 // shards this broker leads: in records, and in seconds since the follower
 // last held everything its leader had (a follower that keeps up reads 0
 // in both, however busy the shard).
-func registerReplication(r *observe.Registry, rs *replicas) {
+func registerReplication(r *observe.Registry, rs *replicated.Replicas) {
 	lag := func(emit func(observe.Sample), value func(replica.FollowerLag) float64) {
-		for _, s := range rs.led() {
-			for _, fl := range s.leader.Lag() {
-				labels := observe.Label("stream", s.stream.String()) + "," + observe.Label("shard", strconv.Itoa(s.index)) +
+		for _, s := range rs.Led() {
+			for _, fl := range s.Leader.Lag() {
+				labels := observe.Label("stream", s.Stream.String()) + "," + observe.Label("shard", strconv.Itoa(s.Index)) +
 					"," + observe.Label("follower", fl.Broker)
 				emit(observe.Sample{Labels: labels, Value: value(fl)})
 			}
@@ -32,27 +32,4 @@ func registerReplication(r *observe.Registry, rs *replicas) {
 		func(emit func(observe.Sample)) {
 			lag(emit, func(fl replica.FollowerLag) float64 { return fl.Behind.Seconds() })
 		})
-}
-
-// ledShard is one replicated shard this broker leads now.
-type ledShard struct {
-	stream engine.StreamID
-	index  int
-	leader *replica.Leader
-}
-
-// led lists the replicated shards this broker leads now.
-func (r *replicas) led() []ledShard {
-	if r == nil {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []ledShard
-	for _, s := range r.shards {
-		if l := s.leader.Load(); l != nil {
-			out = append(out, ledShard{stream: s.stream, index: s.index, leader: l})
-		}
-	}
-	return out
 }

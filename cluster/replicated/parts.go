@@ -1,14 +1,12 @@
-package broker
+package replicated
 
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/felixbroker/felix/cluster"
-	"github.com/felixbroker/felix/cluster/control"
 	"github.com/felixbroker/felix/cluster/replica"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/shardlog"
@@ -19,10 +17,8 @@ import (
 // group logs, which follow its records' leadership, and a cache shard's
 // values (its primary, led externally) and counters.
 
-var _ engine.PartReplication = (*replicas)(nil)
-
 // HoldPart registers a part with the node.
-func (r *replicas) HoldPart(p engine.PartLog) (engine.Part, error) {
+func (r *Replicas) HoldPart(p engine.PartLog) (engine.Part, error) {
 	kind := cluster.KindStream
 	if p.Cache {
 		kind = cluster.KindCache
@@ -37,25 +33,25 @@ func (r *replicas) HoldPart(p engine.PartLog) (engine.Part, error) {
 	if p.Consistency == engine.ConsistencyQuorum {
 		cons = replica.ConsistencyQuorum
 	}
-	cfg := replica.FollowerConfig{FS: p.FS, Dir: p.Dir, BootID: r.bootID, Logger: r.logger}
+	cfg := replica.FollowerConfig{FS: p.FS, Dir: p.Dir, BootID: r.cfg.BootID, Logger: r.cfg.Logger}
 	if name != "" {
-		if err := r.rn.HoldPart(id, name, p.Log, cfg); err != nil {
+		if err := r.cfg.Node.HoldPart(id, name, p.Log, cfg); err != nil {
 			return nil, err
 		}
 		return &heldPart{r: r, id: id, name: name, consistency: cons}, nil
 	}
 	// A cache's values: the shard's primary, which the control plane
 	// heartbeats, fences and promotes on.
-	if err := r.rn.Hold(id, p.Log, cfg); err != nil {
+	if err := r.cfg.Node.Hold(id, p.Log, cfg); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	r.external[id] = externalLead{consistency: cons, onCommit: p.OnCommit}
 	r.mu.Unlock()
-	for _, ls := range r.n.view.Local() {
+	for _, ls := range r.cfg.View.Assigned() {
 		if ls.Shard == id {
 			if err := r.assignExternal(id, ls.Assignment); err != nil {
-				r.logger.Warn("replicated cache shard held; its role waits for the next reconcile", "shard", id.String(), "err", err)
+				r.cfg.Logger.Warn("replicated cache shard held; its role waits for the next reconcile", "shard", id.String(), "err", err)
 			}
 		}
 	}
@@ -81,50 +77,39 @@ func partName(p engine.PartLog) (string, error) {
 	case !p.Cache && p.Part == engine.PartDeadLetters:
 		return "dead-letters", nil
 	}
-	return "", fmt.Errorf("felix/broker: no part %d of a %s shard is replicated", p.Part, map[bool]string{true: "cache", false: "stream"}[p.Cache])
+	return "", fmt.Errorf("felix/replicated: no part %d of a %s shard is replicated", p.Part, map[bool]string{true: "cache", false: "stream"}[p.Cache])
 }
 
 // assignExternal gives a cache shard's primary its role in a: it leads
 // externally (the cache appends) where this broker is a's leader.
-func (r *replicas) assignExternal(id cluster.ShardID, a cluster.Assignment) error {
-	me := r.n.replica()
+func (r *Replicas) assignExternal(id cluster.ShardID, a cluster.Assignment) error {
+	me := r.cfg.Replica
 	if a.Leader != me {
-		r.rn.Follow(id, a.Generation)
+		r.cfg.Node.Follow(id, a.Generation)
 		return nil
 	}
-	if l := r.rn.Leader(id); l != nil && uint64(l.Generation()) == a.Generation {
+	if l := r.cfg.Node.Leader(id); l != nil && uint64(l.Generation()) == a.Generation {
 		return nil // leading already (the node did not end it: a fence or a later leader would have)
 	}
 	r.mu.Lock()
 	x := r.external[id]
 	r.mu.Unlock()
-	o := replica.LeadOptions{Followers: followersOf(a, me), Consistency: x.consistency, Timeout: r.timeout, External: true}
+	o := replica.LeadOptions{Followers: followersOf(a, me), Consistency: x.consistency, Timeout: r.cfg.Timeout, External: true}
 	if x.onCommit != nil && x.consistency == replica.ConsistencyQuorum {
 		gen := uint32(a.Generation)
 		o.OnCommit = func(first, next int64, records []byte) { x.onCommit(gen, first, next, records) }
 	}
-	_, err := r.rn.Lead(id, a.Generation, o)
+	_, err := r.cfg.Node.Lead(id, a.Generation, o)
 	if err != nil {
-		return fmt.Errorf("felix/broker: leading %v at generation %d: %w", id, a.Generation, err)
+		return fmt.Errorf("felix/replicated: leading %v at generation %d: %w", id, a.Generation, err)
 	}
 	return nil
-}
-
-// followersOf is every replica of a but me, by broker id.
-func followersOf(a cluster.Assignment, me cluster.Replica) []string {
-	var out []string
-	for _, rep := range a.Replicas {
-		if rep != me {
-			out = append(out, rep.Broker)
-		}
-	}
-	return slices.Clip(out)
 }
 
 // assignParts is assignRoles' step for the parts: the group logs of every
 // replicated stream shard held here are held too (HoldGroups), and each
 // cache primary takes its role.
-func (r *replicas) assignParts(local []control.LocalShard) []error {
+func (r *Replicas) assignParts(local []Assigned) []error {
 	var errs []error
 	for _, ls := range local {
 		r.mu.Lock()
@@ -135,7 +120,7 @@ func (r *replicas) assignParts(local []control.LocalShard) []error {
 		switch {
 		case stream != nil && hold != nil:
 			if err := hold(stream.stream, stream.index); err != nil {
-				errs = append(errs, fmt.Errorf("felix/broker: holding the group logs of %v: %w", ls.Shard, err))
+				errs = append(errs, fmt.Errorf("felix/replicated: holding the group logs of %v: %w", ls.Shard, err))
 			}
 		case cache:
 			if err := r.assignExternal(ls.Shard, ls.Assignment); err != nil {
@@ -148,7 +133,7 @@ func (r *replicas) assignParts(local []control.LocalShard) []error {
 
 // heldPart is a part held through HoldPart.
 type heldPart struct {
-	r    *replicas
+	r    *Replicas
 	id   cluster.ShardID
 	name string // "" for a cache's values, the shard's primary
 	// consistency is the level the part's owner asked for: at Quorum its
@@ -159,7 +144,7 @@ type heldPart struct {
 	last atomic.Pointer[replica.Leader]
 }
 
-func (p *heldPart) leader() *replica.Leader { return p.r.rn.PartLeader(p.id, p.name) }
+func (p *heldPart) leader() *replica.Leader { return p.r.cfg.Node.PartLeader(p.id, p.name) }
 
 // Leading is the part's leadership on this broker, while it serves.
 func (p *heldPart) Leading() (uint32, bool) {
@@ -232,11 +217,11 @@ func (p *heldPart) CompactBelow() int64 {
 // Release stops replicating the part.
 func (p *heldPart) Release() {
 	if p.name != "" {
-		p.r.rn.ReleasePart(p.id, p.name)
+		p.r.cfg.Node.ReleasePart(p.id, p.name)
 		return
 	}
 	p.r.mu.Lock()
 	delete(p.r.external, p.id)
 	p.r.mu.Unlock()
-	p.r.rn.Release(p.id)
+	p.r.cfg.Node.Release(p.id)
 }
