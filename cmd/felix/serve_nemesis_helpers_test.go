@@ -68,6 +68,7 @@ type nemesisCluster struct {
 	clients    map[*serveProcess]*client.Client
 
 	logs *nemesisLogs // kept under FELIX_NEMESIS_LOGS, or nil
+	load *cacheLoad   // the run's cache load (serve_nemesis_cache_test.go), once started
 }
 
 type procState int
@@ -497,6 +498,7 @@ type history struct {
 
 	began time.Time // the checker's times are nanoseconds since
 	rec   check.Recorder
+	final string // the subscription of checkShard's last final read (the test's goroutine only)
 }
 
 func newHistory() *history { return &history{began: time.Now()} }
@@ -760,21 +762,33 @@ func (c *nemesisCluster) checkShard(ctx context.Context, h *history, s client.St
 			t.Logf("at %s: %q, sent to %s and answered %v, is held at offset %d", leader, rec.Value, a.to, a.err, rec.Offset)
 		}
 	}
-	// Only this read is final: the earlier rounds' stand as reads like any
-	// other (each a subscription owed every record from offset 0).
+	h.final = sub
+	// The round's cache operations are judged with its publishes: the
+	// workers go on with the next round's keys.
+	var round, all cacheCounts
+	if c.load != nil {
+		round, all = c.load.endEpoch()
+	}
+	r := check.Check(h.finalHistory(), check.Options{})
+	if !r.Valid() {
+		t.Fatalf("at %s: shard 0 read up to offset %d, the history checker: %s", leader, last, &r)
+	}
+	t.Logf("the history checker: %s; the round's cache operations: %s; the run's: %s", r.Summary(), round, all)
+	return len(records), unacked
+}
+
+// finalHistory is the history with only the last final read of
+// checkShard marked Final: the earlier rounds' stand as reads like any
+// other (each a subscription owed every record from offset 0).
+func (h *history) finalHistory() check.History {
 	hist := h.rec.History()
 	for i, op := range hist.Ops {
-		if in, ok := op.Input.(check.Read); ok && in.Subscription == sub {
+		if in, ok := op.Input.(check.Read); ok && in.Subscription == h.final {
 			in.Final = true
 			hist.Ops[i].Input = in
 		}
 	}
-	r := check.Check(hist, check.Options{})
-	if !r.Valid() {
-		t.Fatalf("at %s: shard 0 read up to offset %d, the history checker: %s", leader, last, &r)
-	}
-	t.Logf("the history checker: %s", r.Summary())
-	return len(records), unacked
+	return hist
 }
 
 // readShard reads shard 0 of s at the broker from offset 0 until it has

@@ -166,6 +166,7 @@ func TestAPartitionedLeaderAcknowledgesNothingTheClusterLoses(t *testing.T) {
 			leader, strings.Join(after, "; "), now, nowGen, read, now, unacked)
 	}
 	t.Logf("%d rounds in %v", rounds, time.Since(began).Round(time.Millisecond))
+	c.checkReplicas(ctx, h, s)
 }
 
 // controlPlane is the broker whose control plane leads, as the broker's

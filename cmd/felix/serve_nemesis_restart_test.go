@@ -61,6 +61,7 @@ func TestARollingRestartOfTheBrokerProcessesLosesNoAcknowledgedRecord(t *testing
 			served.Round(time.Millisecond), made, h.acked(prefix), read, now, unacked)
 	}
 	t.Logf("%d rounds in %v", rounds, time.Since(began).Round(time.Millisecond))
+	c.checkReplicas(ctx, h, s)
 }
 
 // clusterClient is a cluster client of the three brokers, closed when

@@ -116,6 +116,7 @@ func TestAKilledLeaderProcessLosesNoQuorumAcknowledgedRecord(t *testing.T) {
 		leader, gen = next, nextGen
 	}
 	t.Logf("%d rounds in %v", rounds, time.Since(began).Round(time.Millisecond))
+	c.checkReplicas(ctx, h, s)
 }
 
 // A leader frozen past its lease acknowledges nothing the cluster loses:
@@ -206,6 +207,7 @@ func TestAFrozenLeaderProcessAcknowledgesNothingTheClusterLoses(t *testing.T) {
 		leader, gen = next, nextGen
 	}
 	t.Logf("%d rounds in %v", rounds, time.Since(began).Round(time.Millisecond))
+	c.checkReplicas(ctx, h, s)
 }
 
 // outcome is an attempt's answer, in a word or its error.
@@ -262,6 +264,7 @@ func startNemesisRunOn(t *testing.T, hosts nemesisHosts, rounds int, name string
 	t.Logf("three processes ready %v after the start", time.Since(began).Round(time.Millisecond))
 	s := nemesisStream(t, ctx, c, name)
 	h := newHistory()
+	c.load = c.startCacheLoad(ctx, h, name)
 	leader, gen := c.awaitLeader(ctx, s, "")
 	c.publishUntilAcked(ctx, h, s, leader, "first")
 	return ctx, c, s, h, leader, gen
