@@ -45,6 +45,14 @@ func nemesisRounds(t *testing.T) int {
 	return n
 }
 
+// nemesisSegmentBytes is the brokers' --segment-bytes: every log of the
+// run (the stream's shard, each cache shard's values and counters) keeps
+// a prepared spare segment zero-filled and synced, and at the default 64
+// MiB that is about half a gigabyte a broker to write before the first
+// round, and 64 MiB more for every log at every restart; 1 MiB also has
+// the longer runs roll their stream's segments over while the faults run.
+const nemesisSegmentBytes = "1MiB"
+
 // nemesisCluster is three `felix serve` processes on --cluster (an
 // embedded etcd member each, on loopback) with a short shard lease, which
 // a test kills (SIGKILL), freezes (SIGSTOP), resumes (SIGCONT) and
@@ -144,7 +152,7 @@ func startNemesisClusterOn(t *testing.T, hosts nemesisHosts, lease, publishTimeo
 	logs := newNemesisLogs(t) // before the processes' cleanup: closed after they stop
 	c := &nemesisCluster{
 		t: t, hosts: hosts, logs: logs, members: strings.Join(members, ","), stdinR: stdinR,
-		extra: []string{"--shard-lease", lease.String(), "--publish-timeout", publishTimeout.String()},
+		extra: []string{"--shard-lease", lease.String(), "--publish-timeout", publishTimeout.String(), "--segment-bytes", nemesisSegmentBytes},
 		env:   []string{runMainEnv + "=1", exitWithStdinEnv + "=1"},
 		procs: map[string]*serveProcess{}, etcdClient: map[string]string{}, state: map[string]procState{}, clients: map[*serveProcess]*client.Client{},
 	}

@@ -126,9 +126,7 @@ func (c *nemesisCluster) checkReplicas(ctx context.Context, h *history, s client
 	leader, _ := c.awaitSettledLeader(ctx, s)
 	logs := c.replicatedLogs(h, s)
 	c.awaitReplicasHold(ctx, logs, names)
-	for _, n := range names {
-		c.stop(n)
-	}
+	c.stopAll(names)
 	var figures []string
 	for _, l := range logs {
 		sl := check.ShardLogs{Shard: l.shard, Watermark: l.watermark}
@@ -152,6 +150,25 @@ func (c *nemesisCluster) checkReplicas(ctx context.Context, h *history, s client
 		t.Fatalf("the replicas' logs (%s), the history checker: %s", strings.Join(figures, "; "), &r)
 	}
 	t.Logf("the replicas' logs: %s; the history checker: %s", strings.Join(figures, "; "), r.Summary())
+}
+
+// stopAll stops the brokers as the run's cleanup would (SIGTERM to
+// each, then each must exit 0), and ends the test unless they did.
+func (c *nemesisCluster) stopAll(names []string) {
+	c.t.Helper()
+	var procs []*serveProcess
+	for _, n := range names {
+		procs = append(procs, c.proc(n))
+	}
+	stopServeProcesses(c.t, procs)
+	c.mu.Lock()
+	for _, n := range names {
+		c.state[n] = procStopped
+	}
+	c.mu.Unlock()
+	if c.t.Failed() {
+		c.t.FailNow()
+	}
 }
 
 func (c *nemesisCluster) stateOf(name string) procState {
