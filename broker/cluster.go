@@ -46,6 +46,7 @@ type node struct {
 	reg        *control.Registration
 	registered atomic.Bool // from Register until leave (read by /readyz)
 	controller *control.Controller
+	raftOff    *raftHandOff                       // keeps etcd's raft leadership off this broker while its control plane leads
 	ctl        atomic.Pointer[control.Controller] // controller, for the peer goroutines that hand it heartbeats
 	loop       *reconciler
 	seen       map[string]bool // the brokers registered at the last round (retryReturned's)
@@ -166,6 +167,7 @@ func (n *node) join(clientAddr string, reconcile []func() error) error {
 		return err
 	}
 	n.ctl.Store(n.controller)
+	n.raftOff = n.startRaftHandOff()
 	if len(n.migrated) > 0 {
 		n.awaitPlacement(n.migrated)
 	}
@@ -194,6 +196,7 @@ func (n *node) leave(ctx context.Context) error {
 	if n.peers != nil {
 		errs = append(errs, n.peers.Close())
 	}
+	n.raftOff.stop()
 	if n.controller != nil {
 		n.controller.Close()
 	}
