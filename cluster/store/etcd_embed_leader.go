@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -54,17 +55,22 @@ var ErrNoTransferee = errors.New("felix/cluster/store: no other etcd member took
 
 // HandOffRaftLeadership moves the raft leadership of the cluster to
 // another voting member, trying them in name order among those ok
-// accepts (nil: all), each for at most try (a member that is down or cut
-// off never takes it, and raft ends the transfer after an election
-// timeout). It returns the member that took it, "" when this member did
-// not lead; ErrNoTransferee when none took it.
+// accepts (nil: all) and that answer on their peer URL within
+// raftProbeWait, each for at most try (raft ends a transfer the
+// transferee does not take after an election timeout). It returns the
+// member that took it, "" when this member did not lead; ErrNoTransferee
+// when none took it.
+//
+// A transfer costs writes: raft drops proposals while it is under way.
+// So a member down, frozen or cut off from this one, which would not take
+// it, is not offered it: the probe is its peer listener answering.
 func (m *Embedded) HandOffRaftLeadership(ctx context.Context, ok func(name string) bool, try time.Duration) (string, error) {
 	s := m.etcd.Server
 	for _, mem := range m.voters() {
 		if !m.RaftLeader() {
 			return "", nil
 		}
-		if mem.ID == s.MemberID() || (ok != nil && !ok(mem.Name)) {
+		if mem.ID == s.MemberID() || (ok != nil && !ok(mem.Name)) || !answers(ctx, mem) {
 			continue
 		}
 		tctx, cancel := context.WithTimeout(ctx, try)
@@ -81,4 +87,28 @@ func (m *Embedded) HandOffRaftLeadership(ctx context.Context, ok func(name strin
 		return "", nil
 	}
 	return "", ErrNoTransferee
+}
+
+// raftProbeWait bounds the probe of a transferee: a member on a live
+// network answers in a millisecond or so.
+const raftProbeWait = 300 * time.Millisecond
+
+// answers reports whether mem's peer listener answers its version request
+// within raftProbeWait.
+func answers(ctx context.Context, mem *membership.Member) bool {
+	if len(mem.PeerURLs) == 0 {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, raftProbeWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(pctx, http.MethodGet, mem.PeerURLs[0]+"/version", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }

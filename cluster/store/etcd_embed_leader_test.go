@@ -58,3 +58,23 @@ func raftLeaderOf(t *testing.T, members []*Embedded) int {
 		}
 	}
 }
+
+// TestTheRaftLeadershipIsNotOfferedToAMemberThatDoesNotAnswer: a member
+// stopped is never offered the leadership (a transfer to it would drop
+// every proposal until raft gave up): with it the only one accepted, the
+// hand-off answers at once that nobody took it, though each offer may
+// wait an hour.
+func TestTheRaftLeadershipIsNotOfferedToAMemberThatDoesNotAnswer(t *testing.T) {
+	members := startCluster(t, "a", "b", "c")
+	leader := raftLeaderOf(t, members)
+	gone := (leader + 1) % len(members)
+	name := members[leader].Members()[gone]
+	members[gone].Close()
+	to, err := members[leader].HandOffRaftLeadership(deadline(t), func(n string) bool { return n == name }, time.Hour)
+	if !errors.Is(err, ErrNoTransferee) || to != "" {
+		t.Fatalf("a hand-off to the stopped %s only: %q, %v; want ErrNoTransferee", name, to, err)
+	}
+	if !members[leader].RaftLeader() {
+		t.Fatal("the leader lost the raft leadership")
+	}
+}
