@@ -284,12 +284,16 @@ func (cs *counterSlot) get(key []byte, async bool, r CounterReader) (_ CounterVa
 	l, led, part := cs.logs.Log(), cs.led, cs.part
 	cs.mu.Unlock()
 	cs.visMu.Lock()
-	defer cs.visMu.Unlock()
 	for l.End() <= v.Offset && cs.visErr == nil {
 		cs.visCond.Wait()
 	}
+	visErr := cs.visErr
+	// Let go of visMu before waiting for the part: the log's committer
+	// takes it (onVisible) to publish every later add, the vouch of which
+	// this wait may be behind (found by the simulator, seed 886).
+	cs.visMu.Unlock()
 	if l.End() <= v.Offset {
-		return CounterValue{}, false, cs.visErr
+		return CounterValue{}, false, visErr
 	}
 	if part != nil && !leadsAt(part, led) { // a replicated shard answers only while it leads
 		return CounterValue{}, false, cs.sh.c.notLeader(cs.sh.index)

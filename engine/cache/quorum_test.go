@@ -185,3 +185,45 @@ func testContext(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// A Quorum counter get waiting for its add's vouch holds no lock the
+// counters log's committer takes: a later add is still appended, made
+// visible and handed to its part (the get once held visMu across the
+// wait, so the committer's onVisible stalled until the vouch came).
+func TestAQuorumCounterGetWaitingForItsAddStallsNoLaterAdd(t *testing.T) {
+	r, c := quorumCache(t)
+	if _, err := c.CounterGet([]byte("warm")); err != nil { // the counters log opens and leads
+		t.Fatal(err)
+	}
+	counters := r.part(t, 0, engine.PartCounters)
+	t.Cleanup(func() { counters.refuse(errNoMajority) }) // before the store closes: a failed run lets the get go
+	first := make(chanAdder, 1)
+	if err := c.CounterAddAsync([]byte("n"), 5, first); err != nil {
+		t.Fatal(err)
+	}
+	counters.awaitVouch(t)
+	got := make(chan CounterValue, 1)
+	go func() {
+		v, err := c.CounterGet([]byte("n"))
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	counters.awaitVouch(t) // the get waits for the add its sum holds
+	second := make(chanAdder, 1)
+	if err := c.CounterAddAsync([]byte("m"), 2, second); err != nil {
+		t.Fatal(err)
+	}
+	counters.awaitVouch(t) // the committer published the second add despite the waiting get
+	counters.commitTo(t, 1, 2)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; v.Sum != 5 {
+		t.Fatalf("the get once committed: %+v", v)
+	}
+}
