@@ -35,7 +35,8 @@ const raftHandOffBackoff = 30 * time.Second
 
 // startRaftHandOff looks every heartbeat interval (L/4) whether this
 // broker leads both, and hands the raft leadership to another member
-// whose broker is registered; nil when there is nothing to keep apart.
+// whose broker is registered (transfereeRank); nil when there is nothing
+// to keep apart.
 func (n *node) startRaftHandOff() *raftHandOff {
 	if n.embedded == nil || len(n.embedded.Members()) < 2 {
 		return nil
@@ -70,7 +71,7 @@ func (n *node) handOffRaftLeadership(ctx context.Context) bool {
 	if n.controller == nil || !n.controller.Status().Leading || !n.embedded.RaftLeader() {
 		return true
 	}
-	to, err := n.embedded.HandOffRaftLeadership(ctx, n.registeredPeer, raftHandOffTry)
+	to, err := n.embedded.HandOffRaftLeadership(ctx, n.transfereeRank(), raftHandOffTry)
 	switch {
 	case err == nil && to != "":
 		n.logger.Info("handed etcd's raft leadership to another member, off the control plane's broker", "to", to)
@@ -85,18 +86,28 @@ func (n *node) handOffRaftLeadership(ctx context.Context) bool {
 	return err == nil
 }
 
-// registeredPeer reports whether another broker of that id is registered
-// in the cluster now (its member's raft has a broker beside it).
-func (n *node) registeredPeer(id string) bool {
-	if id == n.cfg.BrokerID {
-		return false
-	}
-	for _, b := range n.view.Brokers() {
-		if b.ID == id {
-			return true
+// transfereeRank ranks the members a hand-off may offer the raft
+// leadership to: the other registered brokers' members, the broker that
+// leads fewest shards first (the raft leader lost with a shard's leader
+// adds etcd's election to that shard's failover; lost with a broker
+// that leads nothing, it costs no failover at all).
+func (n *node) transfereeRank() func(id string) (int, bool) {
+	st := n.view.Status()
+	led := map[string]int{}
+	for _, b := range st.Brokers {
+		if b.ID != n.cfg.BrokerID {
+			led[b.ID] = 0
 		}
 	}
-	return false
+	for _, sh := range st.Shards {
+		if _, ok := led[sh.Assignment.Leader.Broker]; ok {
+			led[sh.Assignment.Leader.Broker]++
+		}
+	}
+	return func(id string) (int, bool) {
+		count, ok := led[id]
+		return count, ok
+	}
 }
 
 // stop ends the goroutine and waits for it; a nil raftHandOff is a no-op.

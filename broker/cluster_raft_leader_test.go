@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/felixbroker/felix/client"
 	"github.com/felixbroker/felix/cluster/store"
 	"github.com/felixbroker/felix/netio"
 )
@@ -16,10 +17,14 @@ import (
 // TestTheControlPlaneKeepsEtcdsRaftLeadershipOffItsBroker: three brokers
 // whose etcd members are embedded in them; whichever leads the control
 // plane does not keep etcd's raft leadership, even when it is moved onto
-// its member, so one broker lost never costs both elections.
+// its member, so one broker lost never costs both elections; and it
+// hands it to the broker that leads fewest shards.
 func TestTheControlPlaneKeepsEtcdsRaftLeadershipOffItsBroker(t *testing.T) {
 	handed := make(chan string, 64) // the id of each broker that logged a hand-off
 	bs := threeEmbedded(t, handed)
+	if _, err := dial(t, bs[0]).CreateStream(testCtx(t), testStream, client.StreamConfig{Shards: 2}); err != nil {
+		t.Fatal(err) // two shards' leaders on three brokers: one leads none
+	}
 	cp := func() *Broker {
 		id, _ := bs[0].node.view.ControlPlane()
 		for _, b := range bs {
@@ -42,6 +47,26 @@ func TestTheControlPlaneKeepsEtcdsRaftLeadershipOffItsBroker(t *testing.T) {
 	waitRaft(t, bs, "the raft leadership handed off the control plane's broker again", func() bool {
 		return cp() == c && !c.node.embedded.RaftLeader()
 	})
+	led, fewest := shardsLed(c), -1
+	for _, b := range bs {
+		if b != c && (fewest < 0 || led[b.node.cfg.BrokerID] < fewest) {
+			fewest = led[b.node.cfg.BrokerID]
+		}
+	}
+	for _, b := range bs {
+		if b.node.embedded.RaftLeader() && led[b.node.cfg.BrokerID] != fewest {
+			t.Fatalf("the raft leadership went to %s, which leads %d shards; another leads %d (%v)", b.node.cfg.BrokerID, led[b.node.cfg.BrokerID], fewest, led)
+		}
+	}
+}
+
+// shardsLed counts the shards each broker leads, as b's view has them.
+func shardsLed(b *Broker) map[string]int {
+	led := map[string]int{}
+	for _, sh := range b.node.view.Status().Shards {
+		led[sh.Assignment.Leader.Broker]++
+	}
+	return led
 }
 
 // moveRaftLeadershipOnto hands the raft leadership to broker id's member
@@ -56,7 +81,7 @@ func moveRaftLeadershipOnto(t *testing.T, bs []*Broker, id string, handed <-chan
 		moved := false
 		for _, b := range bs {
 			if b.node.cfg.BrokerID != id && b.node.embedded.RaftLeader() {
-				to, err := b.node.embedded.HandOffRaftLeadership(ctx, func(name string) bool { return name == id }, 2*time.Second)
+				to, err := b.node.embedded.HandOffRaftLeadership(ctx, func(name string) (int, bool) { return 0, name == id }, 2*time.Second)
 				t.Logf("moving the raft leadership from %s onto %s: %q, %v", b.node.cfg.BrokerID, id, to, err)
 				moved = to == id
 			}

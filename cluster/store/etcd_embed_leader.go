@@ -54,8 +54,9 @@ func (m *Embedded) voters() []*membership.Member {
 var ErrNoTransferee = errors.New("felix/cluster/store: no other etcd member took the raft leadership")
 
 // HandOffRaftLeadership moves the raft leadership of the cluster to
-// another voting member, trying them in name order among those ok
-// accepts (nil: all) and that answer on their peer URL within
+// another voting member, trying them in the order rank gives (lowest
+// first, then by name; a member rank refuses is not tried, and a nil rank
+// accepts all alike) among those that answer on their peer URL within
 // raftProbeWait, each for at most try (raft ends a transfer the
 // transferee does not take after an election timeout). It returns the
 // member that took it, "" when this member did not lead; ErrNoTransferee
@@ -64,13 +65,13 @@ var ErrNoTransferee = errors.New("felix/cluster/store: no other etcd member took
 // A transfer costs writes: raft drops proposals while it is under way.
 // So a member down, frozen or cut off from this one, which would not take
 // it, is not offered it: the probe is its peer listener answering.
-func (m *Embedded) HandOffRaftLeadership(ctx context.Context, ok func(name string) bool, try time.Duration) (string, error) {
+func (m *Embedded) HandOffRaftLeadership(ctx context.Context, rank func(name string) (int, bool), try time.Duration) (string, error) {
 	s := m.etcd.Server
-	for _, mem := range m.voters() {
+	for _, mem := range m.transferees(rank) {
 		if !m.RaftLeader() {
 			return "", nil
 		}
-		if mem.ID == s.MemberID() || (ok != nil && !ok(mem.Name)) || !answers(ctx, mem) {
+		if !answers(ctx, mem) {
 			continue
 		}
 		tctx, cancel := context.WithTimeout(ctx, try)
@@ -87,6 +88,31 @@ func (m *Embedded) HandOffRaftLeadership(ctx context.Context, ok func(name strin
 		return "", nil
 	}
 	return "", ErrNoTransferee
+}
+
+// transferees is the voting members but this one that rank accepts, in
+// its order.
+func (m *Embedded) transferees(rank func(name string) (int, bool)) []*membership.Member {
+	type ranked struct {
+		mem  *membership.Member
+		rank int
+	}
+	var out []ranked
+	for _, mem := range m.voters() { // by name: the stable sort keeps it among equals
+		r, ok := 0, true
+		if rank != nil {
+			r, ok = rank(mem.Name)
+		}
+		if ok && mem.ID != m.etcd.Server.MemberID() {
+			out = append(out, ranked{mem, r})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b ranked) int { return a.rank - b.rank })
+	members := make([]*membership.Member, len(out))
+	for i, r := range out {
+		members[i] = r.mem
+	}
+	return members
 }
 
 // raftProbeWait bounds the probe of a transferee: a member on a live

@@ -26,14 +26,14 @@ func TestTheRaftLeadershipIsHandedOffToAMemberAccepted(t *testing.T) {
 		t.Fatalf("a follower's hand-off: %q, %v; want nothing to do", to, err)
 	}
 	want := members[follower].Members()[follower]
-	to, err := members[leader].HandOffRaftLeadership(deadline(t), func(name string) bool { return name == want }, 2*time.Second)
+	to, err := members[leader].HandOffRaftLeadership(deadline(t), only(want), 2*time.Second)
 	if err != nil || to != want {
 		t.Fatalf("hand-off: %q, %v; want it taken by %s", to, err, want)
 	}
 	if members[leader].RaftLeader() || !members[follower].RaftLeader() {
 		t.Fatalf("after the hand-off to %s the old leader still leads, or %s does not", want, want)
 	}
-	if _, err := members[follower].HandOffRaftLeadership(deadline(t), func(string) bool { return false }, time.Second); !errors.Is(err, ErrNoTransferee) {
+	if _, err := members[follower].HandOffRaftLeadership(deadline(t), func(string) (int, bool) { return 0, false }, time.Second); !errors.Is(err, ErrNoTransferee) {
 		t.Fatalf("a hand-off with no member accepted: %v, want ErrNoTransferee", err)
 	}
 }
@@ -70,11 +70,32 @@ func TestTheRaftLeadershipIsNotOfferedToAMemberThatDoesNotAnswer(t *testing.T) {
 	gone := (leader + 1) % len(members)
 	name := members[leader].Members()[gone]
 	members[gone].Close()
-	to, err := members[leader].HandOffRaftLeadership(deadline(t), func(n string) bool { return n == name }, time.Hour)
+	to, err := members[leader].HandOffRaftLeadership(deadline(t), only(name), time.Hour)
 	if !errors.Is(err, ErrNoTransferee) || to != "" {
 		t.Fatalf("a hand-off to the stopped %s only: %q, %v; want ErrNoTransferee", name, to, err)
 	}
 	if !members[leader].RaftLeader() {
 		t.Fatal("the leader lost the raft leadership")
+	}
+}
+
+// only ranks the member named alone.
+func only(name string) func(string) (int, bool) {
+	return func(n string) (int, bool) { return 0, n == name }
+}
+
+// TestTheRaftLeadershipGoesToTheMemberRankedFirst: of two members
+// accepted, the one ranked lower takes it, whatever their names.
+func TestTheRaftLeadershipGoesToTheMemberRankedFirst(t *testing.T) {
+	members := startCluster(t, "a", "b", "c")
+	leader := raftLeaderOf(t, members)
+	names := members[leader].Members()
+	first, last := names[(leader+1)%3], names[(leader+2)%3]
+	if first < last {
+		first, last = last, first // the member ranked first has the later name
+	}
+	rank := func(n string) (int, bool) { return map[string]int{first: 1, last: 2}[n], n != names[leader] }
+	if to, err := members[leader].HandOffRaftLeadership(deadline(t), rank, 2*time.Second); err != nil || to != first {
+		t.Fatalf("hand-off: %q, %v; want it taken by %s, ranked before %s", to, err, first, last)
 	}
 }
