@@ -9,6 +9,8 @@ import (
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/cluster/replica"
+	"github.com/felixbroker/felix/cluster/replicated"
+	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/segment/vfs"
 )
@@ -25,6 +27,12 @@ type broker struct {
 	logs  []*shardlog.Log // by shard index; nil while down
 	fresh bool            // its disk was replaced at its last start
 	boot  string          // the machine's boot id: a power cut changes it
+
+	// The caches, while it is up and the run has any (cache_broker.go):
+	// the real engine/cache store over the shared adapter.
+	view   *brokerView
+	reps   *replicated.Replicas
+	caches *cache.Store
 }
 
 func (b *broker) up() bool { return b.node != nil }
@@ -56,7 +64,7 @@ func (w *World) startBroker(b *broker) error {
 	fs := &gatedFS{FS: b.fs, gate: w.gate, broker: b.id}
 	quiet := slog.New(slog.DiscardHandler)
 	for i, s := range w.cfg.Shards {
-		if !w.holds(b, i) {
+		if !w.holdsShard(b, shardID(i)) {
 			continue
 		}
 		l, err := shardlog.Open(shardlog.Options{FS: fs, Dir: shardDir(i), Fsync: s.Fsync, SegmentBytes: 1 << 20, BufferBytes: 64 << 10})
@@ -69,19 +77,22 @@ func (w *World) startBroker(b *broker) error {
 			return fmt.Errorf("%s: holding shard %d: %w", b.id, i, err)
 		}
 	}
+	if err := w.openCaches(b, fs, quiet); err != nil {
+		return fmt.Errorf("%s: opening the caches: %w", b.id, err)
+	}
 	w.trace.add("start %s fresh=%v", b.id, b.fresh)
 	w.gate.setOpen(b.id, false)
 	synctest.Wait() // its logs' and its node's goroutines settle before anything else happens
 	return nil
 }
 
-// holds reports whether b holds shard i: it is one of its replicas, on
-// the disk it has now (or the shard is not placed yet).
-func (w *World) holds(b *broker, i int) bool {
+// holdsShard reports whether b holds shard id: it is one of its replicas,
+// on the disk it has now (or the shard is not placed yet).
+func (w *World) holdsShard(b *broker, id cluster.ShardID) bool {
 	if w.cp == nil {
 		return true
 	}
-	s, ok := w.cp.table[shardID(i)]
+	s, ok := w.cp.table[id]
 	return !ok || slices.Contains(s.Assignment.Replicas, cluster.Replica{Broker: b.id, DiskID: b.disk})
 }
 
@@ -93,6 +104,7 @@ func (w *World) stop(b *broker) {
 	}
 	w.gate.setOpen(b.id, true)
 	b.tr.Close() // first: the calls in flight fail now, so Close waits on no timer
+	b.closeCaches()
 	b.node.Close()
 	for i, l := range b.logs {
 		if l != nil && l.Close() == nil {
@@ -127,8 +139,8 @@ func (w *World) restart(b *broker, newDisk bool) error {
 		return err
 	}
 	// It learns its roles as a broker does from the store's watch.
-	for i := range w.cfg.Shards {
-		w.queueRole(i, b.id)
+	for _, id := range w.shardIDs() {
+		w.queueRole(id, b.id)
 	}
 	return nil
 }

@@ -14,4 +14,9 @@ const (
 	// its end, past the commit watermark: what a leader that handed its
 	// subscribers records before a quorum had them would do.
 	BugReadPastCommit
+	// BugCacheLeaderAcks opens every cache at the Leader level while the
+	// control plane and the checker take it for what its CacheConfig says:
+	// a Quorum cache whose leader acknowledges a write once its own log
+	// has it, before any follower does.
+	BugCacheLeaderAcks
 )

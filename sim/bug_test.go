@@ -15,42 +15,56 @@ const bugSeedsMax = 40
 
 // An injected bug must make some run fail, with the kinds it causes: the
 // simulator's faults reach the interleavings that expose it and the
-// checker sees it. The seed that caught it must pass without it.
+// checker sees it. The seed that caught it must pass without it. The
+// stream's bugs run without caches, as they did before caches were in.
 func TestAnInjectedBugFailsTheRun(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		bug  Bug
-		want []check.Kind
-	}{
-		{"ack-before-quorum", BugAckBeforeQuorum, []check.Kind{check.LostWrite, check.Unseen, check.InconsistentOffsets}},
-		{"read-past-commit", BugReadPastCommit, []check.Kind{check.RolledBackRead, check.AbortedRead, check.InconsistentOffsets}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			for seed := uint64(1); seed <= bugSeedsMax; seed++ {
-				cfg := ConfigOf(seed)
-				cfg.Bug, cfg.Faults = c.bug, faultsMax // every seed's shards and the most faults
-				for i := range cfg.Shards {
-					cfg.Shards[i] = ShardConfig{Consistency: replica.ConsistencyQuorum, Fsync: shardlog.OnCommit()}
-				}
-				res := Run(t, cfg)
-				if !res.Failed() {
-					continue
-				}
-				for _, k := range c.want {
-					for i, rep := range res.Reports {
-						if rep.Count(k) > 0 && cfg.Shards[i].Lossless() {
-							t.Logf("seed %d caught it: %s", seed, res.Violations[0])
-							cfg.Bug = BugNone
-							if honest := Run(t, cfg); honest.Failed() {
-								t.Fatalf("seed %d fails without the bug too:\n%s", seed, honest.Report())
-							}
-							return
-						}
-					}
-				}
-				t.Fatalf("seed %d failed, but with none of %v:\n%s", seed, c.want, res.Report())
-			}
-			t.Fatalf("no seed of %d caught %s", bugSeedsMax, c.name)
-		})
+	t.Run("ack-before-quorum", func(t *testing.T) {
+		catchBug(t, BugAckBeforeQuorum, nil, check.LostWrite, check.Unseen, check.InconsistentOffsets)
+	})
+	t.Run("read-past-commit", func(t *testing.T) {
+		catchBug(t, BugReadPastCommit, nil, check.RolledBackRead, check.AbortedRead, check.InconsistentOffsets)
+	})
+}
+
+// A cache bug, run with two Quorum OnCommit caches in every seed. Skipped
+// under -race, where it would cost a third of the package's time (make
+// test runs it without -race; TestSimulation runs caches under -race).
+func TestAnInjectedCacheBugFailsTheRun(t *testing.T) {
+	if raceEnabled {
+		t.Skip("make test runs this without -race")
 	}
+	quorum := CacheConfig{Consistency: replica.ConsistencyQuorum, Fsync: shardlog.OnCommit()}
+	catchBug(t, BugCacheLeaderAcks, []CacheConfig{quorum, quorum},
+		check.CacheNonlinearizable, check.CounterNonlinearizable, check.CounterBounds)
+}
+
+// catchBug runs bug in seeds 1 to bugSeedsMax, with caches in each, until
+// one fails with one of the kinds want on a shard or cache whose contract
+// forbids it; that seed must then pass without the bug.
+func catchBug(t *testing.T, bug Bug, caches []CacheConfig, want ...check.Kind) {
+	for seed := uint64(1); seed <= bugSeedsMax; seed++ {
+		cfg := ConfigOf(seed)
+		cfg.Bug, cfg.Faults, cfg.Caches = bug, faultsMax, caches // every seed's shards and the most faults
+		for i := range cfg.Shards {
+			cfg.Shards[i] = ShardConfig{Consistency: replica.ConsistencyQuorum, Fsync: shardlog.OnCommit()}
+		}
+		res := Run(t, cfg)
+		if !res.Failed() {
+			continue
+		}
+		for _, k := range want {
+			for _, rep := range append(res.Reports, res.CacheReports...) {
+				if rep.Count(k) > 0 {
+					t.Logf("seed %d caught it: %s", seed, res.Violations[0])
+					cfg.Bug = BugNone
+					if honest := Run(t, cfg); honest.Failed() {
+						t.Fatalf("seed %d fails without the bug too:\n%s", seed, honest.Report())
+					}
+					return
+				}
+			}
+		}
+		t.Fatalf("seed %d failed, but with none of %v:\n%s", seed, want, res.Report())
+	}
+	t.Fatalf("no seed of %d caught bug %d", bugSeedsMax, bug)
 }

@@ -16,6 +16,9 @@ type Config struct {
 	Lease    time.Duration // L, the shard lease
 	Duration time.Duration // fake time the workload and the faults run
 	Shards   []ShardConfig
+	// Caches are the replicated caches beside the stream (cache_config.go):
+	// none in half the seeds.
+	Caches []CacheConfig
 	// Faults is how many faults the run injects (spread over Duration).
 	Faults int
 	// Bug, when set, is a test-only defect the run injects (bug.go).
@@ -64,9 +67,14 @@ func ConfigOf(seed uint64) Config {
 		}
 		c.Shards = append(c.Shards, s)
 	}
+	c.Caches = drawCaches(seed)
 	return c
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed %d: %d brokers, lease %v, %v, shards %v, %d faults", c.Seed, c.Brokers, c.Lease, c.Duration, c.Shards, c.Faults)
+	s := fmt.Sprintf("seed %d: %d brokers, lease %v, %v, shards %v, %d faults", c.Seed, c.Brokers, c.Lease, c.Duration, c.Shards, c.Faults)
+	if len(c.Caches) > 0 {
+		s += fmt.Sprintf(", caches %v", c.Caches)
+	}
+	return s
 }

@@ -57,22 +57,22 @@ func (cp *control) elect() error {
 		return err
 	}
 	cp.m, cp.replies = m, map[heartbeatKey]peer.Reply{}
-	for i := range cp.w.cfg.Shards {
-		if s, ok := cp.table[shardID(i)]; ok {
-			cp.step(cp.assigned(i, s))
+	for _, id := range cp.w.shardIDs() {
+		if s, ok := cp.table[id]; ok {
+			cp.step(cp.assigned(s))
 		}
 	}
 	return nil
 }
 
-func (cp *control) assigned(i int, s cluster.StoredAssignment) failover.Assigned {
-	spec := cp.w.cfg.Shards[i]
+func (cp *control) assigned(s cluster.StoredAssignment) failover.Assigned {
+	spec := cp.w.spec(s.Shard)
 	return failover.Assigned{Stored: s, ReplicationFactor: cp.w.cfg.Brokers, Consistency: spec.Consistency,
 		AcksDurable: spec.Fsync.Kind == shardlog.FsyncOnCommit}
 }
 
-// place stores shard i's first assignment: every broker, leader first.
-func (cp *control) place(i int, leader int) {
+// place stores shard id's first assignment: every broker, leader first.
+func (cp *control) place(id cluster.ShardID, leader int) {
 	a := cluster.Assignment{Generation: 1, Incarnation: 1}
 	for k := range cp.w.cfg.Brokers {
 		b := cp.w.brokers[(leader+k)%len(cp.w.brokers)]
@@ -80,9 +80,9 @@ func (cp *control) place(i int, leader int) {
 	}
 	a.Leader = a.Replicas[0]
 	cp.rev++
-	s := cluster.StoredAssignment{Shard: shardID(i), Assignment: a, Revision: cp.rev}
-	cp.table[shardID(i)] = s
-	cp.step(cp.assigned(i, s))
+	s := cluster.StoredAssignment{Shard: id, Assignment: a, Revision: cp.rev}
+	cp.table[id] = s
+	cp.step(cp.assigned(s))
 	cp.w.apply(s)
 }
 
@@ -128,6 +128,15 @@ func (cp *control) serve(_ string, req wire.Frame, r peer.Reply) {
 	cp.step(ev)
 }
 
+// shardName names a shard in the trace: "shard 1" of the stream, as the
+// trace always did, or "cache c0".
+func shardName(id cluster.ShardID) string {
+	if id.Object.Kind == cluster.KindCache {
+		return "cache " + id.Object.Name
+	}
+	return fmt.Sprintf("shard %d", id.Shard)
+}
+
 func shardOfRef(r wire.LogRef) cluster.ShardID {
 	return cluster.ShardID{Object: cluster.ObjectID{Kind: cluster.Kind(r.Kind), Tenant: string(r.Tenant),
 		Namespace: string(r.Namespace), Name: string(r.Name)}, Shard: int(r.Shard)}
@@ -143,7 +152,9 @@ func (cp *control) grant(g failover.Grant) {
 	buf, enc := wire.BeginLeaseGrant(nil, 0, g.HeartbeatSeq, g.Epoch, int64(g.Lease))
 	for _, s := range g.Shards {
 		buf = enc.Granted(buf, wire.GrantedLog{Log: replica.RefOf(s.Shard), Generation: s.Generation})
-		cp.w.net.granted(g.To.Broker, s.Shard.Shard, s.Generation)
+		if s.Shard.Object.Kind == cluster.KindStream { // the leases of the stream's acks (check.Ack)
+			cp.w.net.granted(g.To.Broker, s.Shard.Shard, s.Generation)
+		}
 	}
 	_ = r.Answer(enc.Finish(buf))
 }
@@ -151,7 +162,7 @@ func (cp *control) grant(g failover.Grant) {
 // fence sends one fence; its outcome comes back through the inbox and is
 // stepped only into the machine that sent it.
 func (cp *control) fence(f failover.Fence) {
-	cp.w.trace.add("fence shard %d at %d to %s epoch %d", f.Shard.Shard, f.Generation, f.To.Broker, f.Epoch)
+	cp.w.trace.add("fence %s at %d to %s epoch %d", shardName(f.Shard), f.Generation, f.To.Broker, f.Epoch)
 	cp.w.faults.fenced(cp.w)
 	m := cp.m
 	req := wire.AppendFence(nil, 0, wire.Fence{Log: replica.RefOf(f.Shard), Generation: f.Generation, Epoch: f.Epoch})
@@ -163,7 +174,7 @@ func (cp *control) fence(f failover.Fence) {
 		ev := failover.FenceReplied{Shard: f.Shard, From: f.To, Generation: ok.Generation, Epoch: ok.Epoch,
 			LogEnd: ok.LogEnd, LastGen: uint32(ok.LastGen), Durable: ok.Durable,
 			NewDisk: ok.Flags&wire.FenceNewDisk != 0, Clean: ok.Flags&wire.FenceClean != 0}
-		key := fmt.Sprintf("fence %d %s %d", f.Shard.Shard, f.To.Broker, f.Generation)
+		key := fmt.Sprintf("fence %s %s %d", shardName(f.Shard), f.To.Broker, f.Generation)
 		cp.w.inbox.put(key, func() {
 			if cp.m == m && !cp.paused {
 				cp.step(ev)
@@ -184,8 +195,8 @@ func (cp *control) write(wr failover.Write) {
 	cp.rev++
 	s := cluster.StoredAssignment{Shard: wr.Shard, Assignment: wr.Assignment.Clone(), Revision: cp.rev}
 	cp.table[wr.Shard] = s
-	cp.w.trace.add("write shard %d gen %d leader %q", wr.Shard.Shard, s.Assignment.Generation, s.Assignment.Leader.Broker)
+	cp.w.trace.add("write %s gen %d leader %q", shardName(wr.Shard), s.Assignment.Generation, s.Assignment.Leader.Broker)
 	cp.step(failover.WriteDone{Seq: wr.Seq, Revision: s.Revision})
-	cp.step(cp.assigned(wr.Shard.Shard, s))
+	cp.step(cp.assigned(s))
 	cp.w.apply(s)
 }

@@ -7,12 +7,22 @@
 // Leaders, Followers, fences, leases and truncation, over real
 // engine/shardlog logs on a segment/vfs MemFS (crashed with its three
 // modes), and the real cluster/failover machine as the control plane's
-// lease and promotion logic. What is faked: the network (cluster/peer
-// Network in Manual mode, delivered by this package), the disks (MemFS),
-// the control plane's IO (a driver of the failover machine that runs on
-// the simulator's goroutine over an in-memory table with an epoch guard,
-// as cluster/replica's harness_control_test.go does), the clients (the
-// simulator appends at a Leader and reads its committed log), and time.
+// lease and promotion logic. In a third of the seeds, one or two
+// replicated caches (one shard each, on all three brokers): each broker
+// opens the real engine/cache store on its MemFS, its values and counters
+// held through the broker's own adapter (cluster/replicated) over its
+// node, which takes each cache shard's role as the broker's reconcile
+// gives it (World.cacheRole); the clients put, put at the offset a get
+// returned, get, delete, add to and read counters, each operation on a
+// goroutine of its own, judged with check's KV and counter models. What
+// is faked: the network (cluster/peer Network in Manual mode, delivered
+// by this package), the disks (MemFS), the control plane's IO (a driver
+// of the failover machine that runs on the simulator's goroutine over an
+// in-memory table with an epoch guard, as cluster/replica's
+// harness_control_test.go does), the broker's view of the store (a table
+// per broker, one changed shard a step), the stream's clients (the
+// simulator appends at a Leader and reads its committed log: the stream
+// engine's publish path, groups and producers do not run), and time.
 //
 // Invariants:
 //   - Everything the brokers say to each other and to the control plane
@@ -22,13 +32,21 @@
 //     messages the simulator chooses from is then a function of the seed.
 //   - The control plane's machine, the store table and the workload are
 //     touched only by the simulator's goroutine; what transport goroutines
-//     hand it (a fence's outcome, an append's acknowledgement) waits in a
-//     mutex-guarded inbox drained, sorted, after synctest.Wait.
-//   - Every load is bounded: operations per run (opsMax), fake time per run
-//     (Config.Duration), messages delivered per instant (deliveriesPerStepMax).
+//     hand it (a fence's outcome, an append's acknowledgement, a cache
+//     operation's answer) waits in a mutex-guarded inbox drained, sorted,
+//     after synctest.Wait.
+//   - A cache operation starts on its goroutine only when every other one
+//     waits, and the simulator waits again before it goes on; a cache's
+//     Part.Appended (which wakes its leadership's shipping) is queued and
+//     called by the simulator's goroutine after synctest.Wait, in a fixed
+//     order, so the shipping never races the log's committer.
+//   - Every load is bounded: operations per run (opsMax, cacheOpsMax), fake
+//     time per run (Config.Duration), messages delivered per instant
+//     (deliveriesPerStepMax).
 //
 // It must never read a wall clock, sleep outside the bubble, or use a
 // random source other than the seed's.
 //
-// Lock order: World.mu (acks, leases seen) is a leaf; inbox.mu is a leaf.
+// Lock order: World.mu (acks, leases seen) is a leaf; inbox.mu,
+// appendedQueue.mu and brokerView.mu are leaves.
 package sim

@@ -16,12 +16,30 @@ type figures struct {
 	anomalies, tolerated   map[string]int
 	unavailable            int
 	shards                 map[string]int // by class
+	// The caches': operations recorded, those answered, the keys checked
+	// for linearizability, and the caches by class.
+	cacheOps, cacheOk, cacheKeys int
+	caches                       map[string]int
 }
 
 func (f *figures) add(r *Result) {
 	if f.faults == nil {
 		f.faults, f.anomalies, f.tolerated, f.shards = map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+		f.caches = map[string]int{}
 	}
+	for _, c := range r.Config.Caches {
+		f.caches[c.class()]++
+	}
+	for _, rep := range r.CacheReports {
+		f.cacheKeys += rep.Stats.Partitions
+		for k, n := range rep.Counts {
+			if n > 0 {
+				f.anomalies[kindName(k)] += n
+			}
+		}
+	}
+	f.cacheOps += r.Stats.CacheOps
+	f.cacheOk += r.Stats.CacheOk
 	for _, s := range r.Config.Shards {
 		f.shards[shardClass(s)]++
 	}
@@ -52,8 +70,9 @@ func (f *figures) add(r *Result) {
 }
 
 func (f *figures) String() string {
-	return fmt.Sprintf("%d seeds, %d failed; shards %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; anomalies %s (of which tolerated by a Leader or Periodic shard's contract: %s); %d shards with no serving leader at the end",
-		f.seeds, f.failed, sorted(f.shards), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.delivered, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
+	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
+		f.seeds, f.failed, sorted(f.shards), sorted(f.caches), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.delivered,
+		f.cacheOps, f.cacheOk, f.cacheKeys, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
 }
 
 func sorted(m map[string]int) string {

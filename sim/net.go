@@ -139,6 +139,9 @@ func (n *network) settle() {
 	for range deliveriesPerStepMax {
 		synctest.Wait()
 		n.w.inbox.drain()
+		if n.w.appended.drain() {
+			continue // the leaderships it woke ship before anything else happens
+		}
 		p, ok := n.pick(n.w.now())
 		syncs := n.w.gate.ready(n.stalled)
 		if !ok && len(syncs) == 0 {

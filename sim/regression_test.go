@@ -13,6 +13,7 @@ var regressions = []struct {
 	what     string
 }{
 	{307, 10 * time.Second, "a Periodic Quorum leader power-cut and restarted before its replacement led its generation again (cluster/replica ErrLostLeadership)"},
+	{886, 8 * time.Second, "a Quorum cache's counter get held the counters' visMu while it waited for its add's vouch, so the log's committer stalled (the run hung: a goroutine waiting on a mutex is not durably blocked)"},
 }
 
 func TestRegressions(t *testing.T) {

@@ -17,7 +17,10 @@ type Result struct {
 	Hash    uint64         // the event trace's hash
 	Lines   int            // the trace's length
 	Reports []check.Report // by shard
-	Stats   Stats
+	// CacheReports are the caches' (by cache): their linearizability
+	// checks, values and counters.
+	CacheReports []check.Report
+	Stats        Stats
 	// Violations are the anomalies the shards' contracts forbid, one line
 	// each; empty: the run kept every promise.
 	Violations []string
@@ -37,6 +40,9 @@ func (r *Result) Report() string {
 	fmt.Fprintf(&b, "%v\ntrace hash %016x over %d events\n", r.Config, r.Hash, r.Lines)
 	for i, rep := range r.Reports {
 		fmt.Fprintf(&b, "shard %d (%v): %s\n", i, r.Config.Shards[i], rep.String())
+	}
+	for k, rep := range r.CacheReports {
+		fmt.Fprintf(&b, "cache c%d (%v): %s\n", k, r.Config.Caches[k], rep.String())
 	}
 	fmt.Fprintf(&b, "violations:\n  %s\ntrace around it:\n%s\nreplay: FELIX_SIM_SEED=%d go test ./sim -run TestSimulation -v\n",
 		strings.Join(r.Violations, "\n  "), r.excerpt, r.Config.Seed)
@@ -81,12 +87,43 @@ func runWith(t *testing.T, cfg Config, after func(*World)) *Result {
 				}
 			}
 		}
+		if n := judgeCaches(w, res); needle == "" {
+			needle = n
+		}
 		res.excerpt = w.trace.excerpt(needle, 20)
 		if after != nil {
 			after(w)
 		}
 	})
 	return res
+}
+
+// judgeCaches checks each cache's history: a Quorum OnCommit cache's
+// anomalies are violations, another's tolerated (the checker has no model
+// of what a Leader or Periodic cache may lose). It returns the trace tag
+// of the first violation's last operation ("" when none).
+func judgeCaches(w *World, res *Result) string {
+	needle := ""
+	for k, rec := range w.cacheRec {
+		cfg := w.cfg.Caches[k]
+		rep := check.Check(rec.History(), check.Options{})
+		res.CacheReports = append(res.CacheReports, rep)
+		for kind, n := range rep.Counts {
+			if n == 0 {
+				continue
+			}
+			if !cfg.Lossless() {
+				res.Tolerated[cfg.class()+" "+check.Kind(kind).String()] += n
+				continue
+			}
+			ex := rep.Examples[kind][0]
+			res.Violations = append(res.Violations, fmt.Sprintf("cache c%d (%v): %s %d: %s", k, cfg, check.Kind(kind), n, ex.What))
+			if needle == "" && len(ex.Ops) > 0 {
+				needle = fmt.Sprintf("cop c%d/%d ", k, ex.Ops[len(ex.Ops)-1].ID)
+			}
+		}
+	}
+	return needle
 }
 
 // shardClass is a shard's consistency and fsync kind, without the

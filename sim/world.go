@@ -9,6 +9,8 @@ import (
 	"github.com/felixbroker/felix/check"
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/replica"
+	"github.com/felixbroker/felix/engine"
+	"github.com/felixbroker/felix/engine/cache"
 )
 
 // stepDuration is the simulator's tick: it delivers what is due, runs the
@@ -27,20 +29,24 @@ const stepDuration = time.Millisecond + 7*time.Microsecond
 // workload and the faults, and what was recorded. Its fields are the
 // simulator's goroutine's, but for what the comments say.
 type World struct {
-	cfg     Config
-	began   time.Time
-	net     *network
-	cp      *control
-	brokers []*broker
-	trace   *trace
-	inbox   inbox
-	gate    *syncGate
-	rec     []*check.Recorder // by shard: each shard is judged by its contract
-	rng     *rand.Rand
-	roles   []roleChange // assignments the brokers are yet to learn, oldest first
-	load    *workload
-	faults  *faultPlan
-	stats   Stats
+	cfg      Config
+	began    time.Time
+	net      *network
+	cp       *control
+	brokers  []*broker
+	trace    *trace
+	inbox    inbox
+	appended appendedQueue // the caches' parts to ship (cache_broker.go)
+	gate     *syncGate
+	rec      []*check.Recorder  // by shard: each shard is judged by its contract
+	cacheRec []*check.Recorder  // by cache, judged as the streams' shards are
+	catalog  *cache.FileCatalog // the caches' catalog, every broker's
+	rng      *rand.Rand
+	roles    []roleChange // assignments the brokers are yet to learn, oldest first
+	load     *workload
+	caches   *cacheWorkload
+	faults   *faultPlan
+	stats    Stats
 }
 
 // Stats count what a run did.
@@ -50,6 +56,7 @@ type Stats struct {
 	Faults             map[string]int // injected, by kind
 	Publishes, Acked   int
 	Reads              int
+	CacheOps, CacheOk  int // cache and counter operations, and those answered
 	FinalUnavailable   int // shards that had no serving leader at the end
 }
 
@@ -61,6 +68,9 @@ func newWorld(cfg Config) (*World, error) {
 	for i := range cfg.Shards {
 		_ = i
 		w.rec = append(w.rec, &check.Recorder{})
+	}
+	if err := w.openCatalog(); err != nil {
+		return nil, err
 	}
 	for k := range cfg.Brokers {
 		id := string(rune('a' + k))
@@ -81,12 +91,59 @@ func newWorld(cfg Config) (*World, error) {
 			return nil, err
 		}
 	}
-	for i := range cfg.Shards {
-		cp.place(i, i%len(w.brokers))
+	for i, id := range w.shardIDs() {
+		cp.place(id, i%len(w.brokers))
 	}
 	w.load = newWorkload(w)
+	w.caches = newCacheWorkload(w)
 	w.faults = newFaultPlan(w)
 	return w, nil
+}
+
+// shardIDs are every shard the control plane places: the stream's, then
+// one per cache.
+func (w *World) shardIDs() []cluster.ShardID {
+	var out []cluster.ShardID
+	for i := range w.cfg.Shards {
+		out = append(out, shardID(i))
+	}
+	for k := range w.cfg.Caches {
+		out = append(out, cacheShardID(k))
+	}
+	return out
+}
+
+// spec is shard id's settings: its stream shard's, or its cache's.
+func (w *World) spec(id cluster.ShardID) ShardConfig {
+	if id.Object.Kind == cluster.KindCache {
+		for k, c := range w.cfg.Caches {
+			if cacheShardID(k) == id {
+				return ShardConfig(c)
+			}
+		}
+	}
+	return w.cfg.Shards[id.Shard]
+}
+
+// openCatalog writes every cache's entry in the catalog the brokers'
+// stores share, as the cluster's catalog holds one cache for all.
+func (w *World) openCatalog() error {
+	c, err := cache.OpenFileCatalog(nil, "")
+	if err != nil {
+		return err
+	}
+	w.catalog = c
+	for k, cc := range w.cfg.Caches {
+		info := cacheInfo(k, cc, w.began)
+		if w.cfg.Bug == BugCacheLeaderAcks {
+			info.Config.Consistency = engine.ConsistencyLeader
+		}
+		if err := c.Create(info); err != nil {
+			return err
+		}
+		w.cacheRec = append(w.cacheRec, &check.Recorder{})
+	}
+	return nil
 }
 
 // now is the fake time since the run began.
@@ -107,12 +164,12 @@ func (w *World) broker(id string) *broker {
 // from the store's watch: one shard's change a step (nextRole), so that no
 // two leaderships begin at one instant, where their tickers would fire
 // together ever after and their goroutines run in the scheduler's order.
-func (w *World) apply(s cluster.StoredAssignment) { w.queueRole(s.Shard.Shard, "") }
+func (w *World) apply(s cluster.StoredAssignment) { w.queueRole(s.Shard, "") }
 
-// queueRole queues shard i's current assignment for broker id ("": every
+// queueRole queues shard's current assignment for broker id ("": every
 // broker).
-func (w *World) queueRole(i int, id string) {
-	r := roleChange{shard: i, broker: id}
+func (w *World) queueRole(shard cluster.ShardID, id string) {
+	r := roleChange{shard: shard, broker: id}
 	if !slices.Contains(w.roles, r) {
 		w.roles = append(w.roles, r)
 	}
@@ -120,7 +177,7 @@ func (w *World) queueRole(i int, id string) {
 
 // roleChange is a shard's assignment a broker (or every one) is to learn.
 type roleChange struct {
-	shard  int
+	shard  cluster.ShardID
 	broker string
 }
 
@@ -132,7 +189,7 @@ func (w *World) nextRole() {
 	}
 	r := w.roles[0]
 	w.roles = w.roles[1:]
-	s := w.cp.table[shardID(r.shard)]
+	s := w.cp.table[r.shard]
 	for _, b := range w.brokers {
 		if r.broker == "" || r.broker == b.id {
 			w.applyTo(b, s)
@@ -142,6 +199,10 @@ func (w *World) nextRole() {
 
 func (w *World) applyTo(b *broker, s cluster.StoredAssignment) {
 	if !b.up() {
+		return
+	}
+	if s.Shard.Object.Kind == cluster.KindCache {
+		w.cacheRole(b, s)
 		return
 	}
 	a := s.Assignment
@@ -186,6 +247,10 @@ func (w *World) run() {
 		}
 		if now < w.cfg.Duration {
 			w.load.step(now)
+			w.caches.step()
+		}
+		if now >= w.cfg.Duration+quiet/2 {
+			w.caches.finalReads()
 		}
 		if now%tickEvery < stepDuration {
 			w.cp.tick()
