@@ -370,9 +370,10 @@ func (l *cacheLoad) complete(kind cacheOpKind, op check.Handle, out check.Output
 // code that says nothing was applied (not_leader, shutting_down,
 // overloaded, not_found), or the client refused it itself before sending
 // (a local limit); Unknown for everything else: no_quorum, timeout,
-// storage_failed, a lost connection, a deadline, and a failure to reach
-// any broker too (a cluster client that reached none after a try that may
-// have been sent reports the last, so "not sent" is not trusted here).
+// storage_failed, a lost connection, a deadline, and "not sent" too: a
+// cluster client whose deadline cuts short a try that may have been sent
+// reports the not-sent failure of the try before it (client/cluster_retry.go,
+// run), so it is not trusted here.
 func cacheOutcome(err error) check.Outcome {
 	if err == nil {
 		return check.Ok
