@@ -33,6 +33,14 @@ type broker struct {
 	view   *brokerView
 	reps   *replicated.Replicas
 	caches *cache.Store
+	// cacheCalls, by cache, lets one client goroutine at a time into the
+	// cache's methods (an answer it waits for afterwards does not count):
+	// a write that finds its shard led anew rebuilds it holding the
+	// shard's writer lock, waiting for a sync the simulator lets go, and a
+	// second call waiting on that lock would not be durably blocked, so
+	// synctest.Wait would never return (seed 2216). Waiting on the channel
+	// is durable.
+	cacheCalls []chan struct{}
 }
 
 func (b *broker) up() bool { return b.node != nil }

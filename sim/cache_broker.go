@@ -93,6 +93,10 @@ func (w *World) openCaches(b *broker, fs vfs.FS, quiet *slog.Logger) error {
 		return err
 	}
 	b.caches = st
+	b.cacheCalls = make([]chan struct{}, len(w.cfg.Caches))
+	for k := range b.cacheCalls {
+		b.cacheCalls[k] = make(chan struct{}, 1)
+	}
 	return nil
 }
 
@@ -114,5 +118,5 @@ func (b *broker) closeCaches() {
 	if b.caches != nil {
 		_ = b.caches.Close()
 	}
-	b.caches, b.reps, b.view = nil, nil, nil
+	b.caches, b.reps, b.view, b.cacheCalls = nil, nil, nil, nil
 }

@@ -157,7 +157,12 @@ func (l *cacheWorkload) start(c, k int, b *broker, op cacheOp) {
 			l.complete(k, h, op, o, at, tag)
 		})
 	}
-	go runCacheOp(ch, op, done)
+	sem := b.cacheCalls[k]
+	go func() {
+		sem <- struct{}{} // one call into the cache at a time (cacheCalls)
+		runCacheOp(ch, op, done)
+		<-sem
+	}()
 	synctest.Wait() // it runs to a wait before anything else happens
 }
 

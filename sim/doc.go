@@ -36,7 +36,11 @@
 //     operation's answer) waits in a mutex-guarded inbox drained, sorted,
 //     after synctest.Wait.
 //   - A cache operation starts on its goroutine only when every other one
-//     waits, and the simulator waits again before it goes on; a cache's
+//     waits, and the simulator waits again before it goes on; one such
+//     goroutine at a time is inside a broker's cache's methods (a channel,
+//     broker.cacheCalls: one waiting on the shard's writer lock while
+//     another holds it across a gated sync would not be durably blocked,
+//     and synctest.Wait would never return); a cache's
 //     Part.Appended (which wakes its leadership's shipping) is queued and
 //     called by the simulator's goroutine after synctest.Wait, in a fixed
 //     order, so the shipping never races the log's committer.

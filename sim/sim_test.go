@@ -7,7 +7,7 @@ import (
 )
 
 // Seeds TestSimulation runs when FELIX_SIM_SEEDS does not say: 200 (about
-// 17 s on a 2-core machine), or 10 under -race, where make test runs it
+// 13 s on a 2-core machine, a third of them with caches), or 10 under -race, where make test runs it
 // again without -race for the 200 (scripts/race-skipped-tests lists every
 // test that reads raceEnabled).
 const (
