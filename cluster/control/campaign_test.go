@@ -1,8 +1,9 @@
 package control
 
 import (
+	"cmp"
 	"context"
-	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,15 +13,14 @@ import (
 	"github.com/felixbroker/felix/cluster/store"
 )
 
-// TestACandidateWhoseLeaseIsLostCampaignsAgainAtOnce: A leads, B waits
-// behind it. B's renewals go unanswered (its etcd member is cut from the
-// raft leader), so one TTL on B counts its lease lost; its store's
-// Campaign then takes long to return, as etcd's does when the resign it
-// sends on giving up is a proposal lost with the old raft leader (it
-// waits etcd's request timeout, 7 s). B must campaign again at once,
-// under a new lease, not after that campaign has returned: the cluster's
-// next control plane is one of the candidates in line, and a candidate
-// held up is one fewer (two held up for 7 s left none in the nemesis's
+// TestACandidateWhoseLeaseIsLostCampaignsAgainAtOnce: A leads; B read
+// the election empty just before A's key landed, so it campaigned too,
+// found A older and withdrew. Its store's Campaign then takes long to
+// return, as etcd's does when the resign it sends on giving up is a
+// proposal lost with the old raft leader (it waits etcd's request
+// timeout, 7 s). B must not be held up by that campaign: when A stops, B
+// campaigns at once under a new lease and leads, the old campaign still
+// returning (two candidates held up for 7 s left none in the nemesis's
 // one-way-in rounds: failovers of 9 s and more).
 func TestACandidateWhoseLeaseIsLostCampaignsAgainAtOnce(t *testing.T) {
 	inBubble(t, func(t *testing.T, m *store.Memory) {
@@ -30,50 +30,68 @@ func TestACandidateWhoseLeaseIsLostCampaignsAgainAtOnce(t *testing.T) {
 			t.Fatal("A does not lead")
 		}
 		slow := &slowResignStore{Store: m, release: make(chan struct{})}
+		slow.vacantOnce.Store(true)
 		defer close(slow.release) // before B's Close (cleanups run after)
-		startController(t, slow, "b2", nil)
+		b := startController(t, slow, "b2", nil)
 		synctest.Wait()
 		if n := slow.grants.Load(); n != 1 {
-			t.Fatalf("B granted %d leases, want 1", n)
+			t.Fatalf("B granted %d leases, want 1: one campaign, withdrawn", n)
 		}
-		slow.unanswered.Store(true)
-		time.Sleep(testTTL) // B's lease is lost
-		slow.unanswered.Store(false)
+		if candidates := electionKeys(t, m); len(candidates) != 1 || candidates[0] != "b1" {
+			t.Fatalf("candidates %v: want A's alone, B withdrawn", candidates)
+		}
+		time.Sleep(3 * testTTL)
 		synctest.Wait()
-		if n := slow.grants.Load(); n != 2 {
-			t.Fatalf("B granted %d leases a TTL after its renewals stopped being answered (its campaign still returning), want 2: "+
-				"a new candidacy at once", n)
+		if n := slow.grants.Load(); n != 1 || !a.Status().Leading {
+			t.Fatalf("B granted %d leases while A leads (A leading %v), want no more: it waits for A's leadership to end", n, a.Status().Leading)
 		}
-		candidates, _, err := m.Range(t.Context(), electionDir)
-		if err != nil || len(candidates) != 2 {
-			t.Fatalf("candidates %v, %v: want A's and B's new one", candidates, err)
-		}
-		if !a.Status().Leading {
-			t.Fatal("A no longer leads")
+		a.Close()
+		synctest.Wait()
+		if n := slow.grants.Load(); n != 2 || !b.Status().Leading {
+			t.Fatalf("after A stopped B granted %d leases, leading %v; want a new candidacy at once, leading (its old campaign still returning)",
+				n, b.Status().Leading)
 		}
 	})
 }
 
-// slowResignStore is a store whose renewals go unanswered while told so,
-// and whose Campaign, once its context is done, returns only at release
-// (as etcd's resign on a lost proposal does, past any lease).
+// electionKeys is the values (broker ids) of the election's candidate
+// keys, oldest first.
+func electionKeys(t *testing.T, s store.Store) []string {
+	t.Helper()
+	kvs, _, err := s.Range(t.Context(), electionDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(kvs, func(a, b store.KV) int { return cmp.Compare(a.CreateRevision, b.CreateRevision) })
+	var ids []string
+	for _, kv := range kvs {
+		ids = append(ids, string(kv.Value))
+	}
+	return ids
+}
+
+// slowResignStore is a store whose Campaign, once its context is done, returns only at release (as
+// etcd's resign on a lost proposal does, past any lease), and whose first
+// read of the election, while vacantOnce, is empty (read just before
+// another candidate's key landed).
 type slowResignStore struct {
 	store.Store
-	unanswered atomic.Bool
+	vacantOnce atomic.Bool
 	grants     atomic.Int32
 	release    chan struct{}
+}
+
+func (s *slowResignStore) Range(ctx context.Context, prefix string) ([]store.KV, int64, error) {
+	kvs, rev, err := s.Store.Range(ctx, prefix)
+	if prefix == electionDir && s.vacantOnce.Swap(false) {
+		return nil, rev, err
+	}
+	return kvs, rev, err
 }
 
 func (s *slowResignStore) Grant(ctx context.Context, ttl time.Duration) (store.Lease, error) {
 	s.grants.Add(1)
 	return s.Store.Grant(ctx, ttl)
-}
-
-func (s *slowResignStore) KeepAlive(ctx context.Context, id store.LeaseID) (time.Duration, error) {
-	if s.unanswered.Load() {
-		return 0, errors.New("test: the renewal was not answered")
-	}
-	return s.Store.KeepAlive(ctx, id)
 }
 
 func (s *slowResignStore) Campaign(ctx context.Context, election string, lease store.LeaseID, value []byte) (*store.Leadership, error) {
@@ -158,4 +176,26 @@ func (s *lostGrantStore) Grant(ctx context.Context, ttl time.Duration) (store.Le
 		return store.Lease{}, ctx.Err()
 	}
 	return s.Store.Grant(ctx, ttl)
+}
+
+// TestACandidateWaitsForAVacancyBeforeItCampaigns: while A leads, B puts
+// no key in the election (a key in line would lead next whether or not
+// its broker still lives); once A's leadership ends, B campaigns and
+// leads.
+func TestACandidateWaitsForAVacancyBeforeItCampaigns(t *testing.T) {
+	inBubble(t, func(t *testing.T, m *store.Memory) {
+		a := startController(t, m, "b1", nil)
+		synctest.Wait()
+		b := startController(t, m, "b2", nil)
+		time.Sleep(3 * testTTL)
+		synctest.Wait()
+		if candidates := electionKeys(t, m); len(candidates) != 1 || candidates[0] != "b1" || !a.Status().Leading {
+			t.Fatalf("candidates %v (A leading %v): want A's key alone", candidates, a.Status().Leading)
+		}
+		a.Close()
+		synctest.Wait()
+		if !b.Status().Leading {
+			t.Fatalf("B %+v once A stopped: want it leading", b.Status())
+		}
+	})
 }

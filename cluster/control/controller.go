@@ -136,6 +136,10 @@ func (c *Controller) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, errLostRace) {
+			c.cfg.Logger.Debug("control plane candidacy withdrawn: another candidate campaigned first", "id", c.cfg.ID)
+			continue // to the next vacancy
+		}
 		c.cfg.Logger.Warn("control plane term ended", "id", c.cfg.ID, "err", err)
 		if !errors.Is(err, errDeposed) && !errors.Is(err, errLeaseLost) {
 			_ = sleep(ctx, c.cfg.Clock, c.cfg.RetryDelay)
@@ -143,9 +147,10 @@ func (c *Controller) run(ctx context.Context) {
 	}
 }
 
-// term is one candidacy under a fresh lease: campaign, then drive while it
-// leads. The lease is revoked when it ends, which withdraws the candidate
-// or hands the leadership on.
+// term is one candidacy under a fresh lease, once the election has no
+// candidate (awaitVacancy): campaign, then drive while it leads. The
+// lease is revoked when it ends, which withdraws the candidate or hands
+// the leadership on.
 //
 // Nothing the term sends to the store may hold up the next candidacy past
 // the lease it campaigns under: a proposal that etcd forwarded to a raft
@@ -158,6 +163,9 @@ func (c *Controller) run(ctx context.Context) {
 // revokeWaitMax; an unrevoked candidacy ends with its lease at the store).
 func (c *Controller) term(ctx context.Context) error {
 	s := c.cfg.Store
+	if err := c.awaitVacancy(ctx); err != nil {
+		return err
+	}
 	gctx, cancel := context.WithTimeout(ctx, c.cfg.LeaseTTL)
 	lease, sent, err := grant(gctx, s, c.cfg.Clock, c.cfg.LeaseTTL)
 	cancel()
@@ -182,8 +190,9 @@ func (c *Controller) term(ctx context.Context) error {
 	return err
 }
 
-// campaign campaigns under the lease until it leads or held is done,
-// whichever comes first: once held is done it returns at once, and the
+// campaign campaigns under the lease until it leads, another candidate
+// is found older (errLostRace: watchRace) or held is done, whichever
+// comes first: once held is done it returns at once, and the
 // store's Campaign is left to return by itself (c.behind waits for it),
 // its leadership, if it won one, unused. It is not driven: its lease was
 // lost or the controller is closing, and the lease is revoked.
@@ -197,11 +206,27 @@ func (c *Controller) campaign(held context.Context, lease store.LeaseID) (*store
 		lead, err := c.cfg.Store.Campaign(held, Election, lease, []byte(c.cfg.ID))
 		result <- won{lead, err}
 	})
-	select {
-	case r := <-result:
-		return r.lead, r.err
-	case <-held.Done():
-		return nil, held.Err()
+	race, stopRace := context.WithCancel(held)
+	raced := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { raced <- c.watchRace(race, lease) })
+	defer func() {
+		stopRace()
+		wg.Wait()
+	}()
+	lostRace := (<-chan error)(raced)
+	for {
+		select {
+		case r := <-result:
+			return r.lead, r.err
+		case err := <-lostRace:
+			if errors.Is(err, errLostRace) {
+				return nil, err // withdrawn when the term revokes the lease
+			}
+			lostRace = nil // the watch failed: campaign on without it
+		case <-held.Done():
+			return nil, held.Err()
+		}
 	}
 }
 

@@ -112,15 +112,36 @@ func sleep(ctx context.Context, clock store.Clock, d time.Duration) error {
 }
 
 // revoke ends a lease its holder is done with, bounded by revokeWaitMax;
-// a lease already gone is not an error.
+// a lease already gone is not an error. Each attempt is bounded by
+// revokeTryMax and the next sent at once: a proposal etcd took just as its
+// raft leader changed may never be answered (in the kill nemesis a revoke
+// sent to the member that had just become raft leader waited its whole
+// 5 s, and the candidacy key it should have deleted held the election for
+// 3.5 s more), while one sent again is.
 func revoke(ctx context.Context, s store.Store, id store.LeaseID) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), revokeWaitMax)
 	defer cancel()
-	if err := s.Revoke(ctx, id); err != nil && !errors.Is(err, store.ErrLeaseNotFound) {
-		return err
+	for {
+		tctx, tcancel := context.WithTimeout(ctx, revokeTryMax)
+		err := s.Revoke(tctx, id)
+		tcancel()
+		switch {
+		case err == nil || errors.Is(err, store.ErrLeaseNotFound):
+			return nil
+		case ctx.Err() != nil || errors.Is(err, store.ErrClosed):
+			return err
+		case tctx.Err() == nil:
+			// Refused at once (no leader yet, say): not a storm of them.
+			if sleep(ctx, store.SystemClock(), revokeTryMax/10) != nil {
+				return err
+			}
+		}
 	}
-	return nil
 }
+
+// revokeTryMax bounds one attempt of a revoke: a store with a leader
+// answers in milliseconds.
+const revokeTryMax = 500 * time.Millisecond
 
 // revokeWaitMax bounds a revoke at a stop: past it the lease ends by
 // itself within its TTL.
