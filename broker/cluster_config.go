@@ -62,7 +62,7 @@ type ClusterConfig struct {
 	// control.RegistrationTTLDefault.
 	RegistrationTTL time.Duration
 	// ControlLeaseTTL is the control plane candidacy's lease; 0 is
-	// ShardLease/2 + 1 s (3 s at the default lease), at most
+	// ShardLease/4 + 1 s (2 s at the default lease), at most
 	// control.ControlLeaseTTLDefault.
 	ControlLeaseTTL time.Duration
 	// PlaceWait bounds a create's wait until the control plane has placed
@@ -143,9 +143,12 @@ func clusterDefaults(cfg *Config) (ClusterConfig, error) {
 	cc.RegistrationTTL = orDuration(cc.RegistrationTTL, control.RegistrationTTLDefault)
 	cc.ShardLease = orDuration(cc.ShardLease, ShardLeaseDefault)
 	// A dead leader that ran the control plane too is replaced once its
-	// control lease has ended and the new control plane has waited a full
-	// shard lease: L/2 + 1 s of control lease keeps that within 1.5 L + 1 s.
-	cc.ControlLeaseTTL = orDuration(cc.ControlLeaseTTL, min(control.ControlLeaseTTLDefault, cc.ShardLease/2+time.Second))
+	// control lease has ended (up to its TTL after the broker died, and up
+	// to 0.5 s more for etcd's expiry loop) and the new control plane has
+	// waited a full shard lease: L/4 + 1 s of control lease keeps that
+	// within 1.5 L + 1 s from L = 2 s (etcd grants whole seconds, and at
+	// least 1.5 election timeouts: 2 s at its default).
+	cc.ControlLeaseTTL = orDuration(cc.ControlLeaseTTL, min(control.ControlLeaseTTLDefault, cc.ShardLease/4+time.Second))
 	cc.PlaceWait = orDuration(cc.PlaceWait, control.PlaceWaitDefault)
 	cc.ReconcileBackoff = orDuration(cc.ReconcileBackoff, 100*time.Millisecond)
 	cc.ReconcileBackoffMax = orDuration(cc.ReconcileBackoffMax, 5*time.Second)
