@@ -62,7 +62,9 @@ func again(rule resend, err error) bool {
 // trying again under rule and the RetryPolicy: the attempts, a full-jitter
 // backoff between them, and the policy's deadline across every attempt
 // and sleep. A redirect is followed at once. op runs with the Client of a
-// broker whose connection is up.
+// broker whose connection is up. The failure returned is the most severe
+// of every try's: Ambiguous once any try may have been applied, even if
+// the last was not sent or was cut short by the deadline.
 func (c *ClusterClient) run(parent context.Context, t target, rule resend, op func(context.Context, *Client) error) error {
 	clk := c.opts.clock
 	r := newRetrier(c.opts.retry, c.opts.randN, clk.Now())
@@ -73,15 +75,17 @@ func (c *ClusterClient) run(parent context.Context, t target, rule resend, op fu
 		defer cancel()
 	}
 	var hint string
-	var prev error // the last failure before this one
+	var prev error   // the last failure before this one
+	var unsure error // the last failure of a try that may have been applied
 	redirects := 0
 	for {
 		err := c.attempt(ctx, t, hint, op)
 		if err == nil {
 			return nil
 		}
+		unsure = unsureOf(err, unsure)
 		if prev != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			err = prev // cut short by the deadline: the failure before says more
+			err = prev // cut short by the deadline: the failure before says more (unsure keeps this try's)
 		}
 		prev = err
 		hint = c.learn(t, err)
@@ -90,20 +94,20 @@ func (c *ClusterClient) run(parent context.Context, t target, rule resend, op fu
 			continue
 		}
 		if ctx.Err() != nil && parent.Err() == nil { // the policy's deadline, not the caller's
-			return fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts+1, err)
+			return worst(fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts+1, err), unsure)
 		}
 		if !again(rule, err) {
-			return err
+			return worst(err, unsure)
 		}
 		wait, stop := r.next(err, clk.Now())
 		if stop != nil {
-			return stop
+			return worst(stop, unsure)
 		}
 		if serr := clk.Sleep(ctx, wait); serr != nil {
 			if parent.Err() == nil {
-				return fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts, err)
+				return worst(fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts, err), unsure)
 			}
-			return fmt.Errorf("%w; the last attempt: %w", serr, err)
+			return worst(fmt.Errorf("%w; the last attempt: %w", serr, err), unsure)
 		}
 	}
 }

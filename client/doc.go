@@ -172,7 +172,11 @@
 // (ErrForbidden, ErrNotFound, ...) and the protocol's value of the code. Retryable and
 // Ambiguous decide from the code alone. Errors of the client itself are
 // ErrClosed, ErrConnectionLost, ErrProtocol, ErrRetriesExhausted,
-// ErrRetryDeadline.
+// ErrRetryDeadline. An operation tried more than once fails with the most
+// severe outcome of its tries: once one may have been applied, its error
+// is Ambiguous (and does not match ErrNotSent) even when the last try was
+// not sent, was cut short by a deadline, or was refused with a code that
+// proves nothing of itself; the message names both failures.
 //
 // # Inside
 //

@@ -217,9 +217,18 @@ func Retryable(err error) bool {
 // nevertheless have been applied: false for ErrNotSent, from the code for
 // a *ServerError, and true for anything else (a lost connection, a context
 // that ended while the answer was awaited, a close), where the client
-// cannot know.
+// cannot know. An operation tried more than once (a cluster client's, an
+// at-least-once publish, a Producer's batch) is Ambiguous if any of its
+// tries may have been applied, whatever its last try's failure: a later
+// try that was not sent, or was refused with a code that proves nothing
+// of itself, does not undo an earlier one. Such an error does not match
+// ErrNotSent; errors.Is still finds each try's causes.
 func Ambiguous(err error) bool {
-	if errors.Is(err, ErrNotSent) {
+	var unsure *unsureError
+	switch {
+	case errors.As(err, &unsure), errors.Is(err, ErrUnknownOutcome):
+		return true
+	case errors.Is(err, ErrNotSent):
 		return false
 	}
 	var se *ServerError

@@ -28,6 +28,9 @@ type fakeBroker struct {
 
 	// mute: answer no PING (a broker gone silent).
 	mute atomic.Bool
+	// shutting: how many of the next HELLOs are refused shutting_down (a
+	// broker on its way down, which another attempt may find up).
+	shutting atomic.Int64
 
 	mu     sync.Mutex
 	conns  []*fakeConn
@@ -175,6 +178,12 @@ func (fc *fakeConn) hello(f wire.Frame) bool {
 	b.mu.Unlock()
 	if b.refuse != nil {
 		fc.sendWith(func(dst []byte) []byte { return wire.AppendError(dst, 0, b.refuse) })
+		return false
+	}
+	if n := b.shutting.Load(); n > 0 && b.shutting.CompareAndSwap(n, n-1) {
+		fc.sendWith(func(dst []byte) []byte {
+			return wire.AppendError(dst, 0, &wire.Error{Code: wire.CodeShuttingDown, Message: "going"})
+		})
 		return false
 	}
 	ok := b.helloOK

@@ -33,8 +33,12 @@ func (e *UnknownOutcomeError) Error() string {
 		e.Sequence, e.Stream, e.Shard, e.Err)
 }
 
-// Unwrap matches ErrUnknownOutcome and the last failure.
-func (e *UnknownOutcomeError) Unwrap() []error { return []error{ErrUnknownOutcome, e.Err} }
+// Unwrap matches ErrUnknownOutcome and the last failure, except
+// ErrNotSent: a send of the batch may have landed, so it is Ambiguous even
+// when the last try was not sent.
+func (e *UnknownOutcomeError) Unwrap() []error {
+	return []error{ErrUnknownOutcome, &unsureError{err: e.Err}}
+}
 
 // Producer publishes idempotently to one stream: it takes a producer id
 // from the shard's broker and numbers its batches per shard, so a batch

@@ -135,7 +135,8 @@ func (c *Client) PublishBatchAtLeastOnce(ctx context.Context, stream Stream, rec
 	return runs, err
 }
 
-// retry runs attempt until it succeeds or the policy gives up.
+// retry runs attempt until it succeeds or the policy gives up. Its failure
+// is Ambiguous once any attempt may have been applied (worst).
 func (c *Client) retry(parent context.Context, attempt func(context.Context) error) error {
 	r := newRetrier(c.opts.retry, c.opts.randN, time.Now())
 	ctx := parent
@@ -147,23 +148,25 @@ func (c *Client) retry(parent context.Context, attempt func(context.Context) err
 	// pastDeadline: ctx ended because the policy's deadline did, not the
 	// caller's context.
 	pastDeadline := func() bool { return ctx.Err() != nil && parent.Err() == nil }
+	var unsure error // the last failure of an attempt that may have been applied
 	for {
 		err := attempt(ctx)
 		if err == nil {
 			return nil
 		}
+		unsure = unsureOf(err, unsure)
 		if pastDeadline() {
-			return fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts+1, err)
+			return worst(fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts+1, err), unsure)
 		}
 		wait, stop := r.next(err, time.Now())
 		if stop != nil {
-			return stop
+			return worst(stop, unsure)
 		}
 		if serr := sleep(ctx, wait); serr != nil {
 			if pastDeadline() {
-				return fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts, err)
+				return worst(fmt.Errorf("%w (%d attempts): %w", ErrRetryDeadline, r.attempts, err), unsure)
 			}
-			return fmt.Errorf("%w; the last attempt: %w", serr, err)
+			return worst(fmt.Errorf("%w; the last attempt: %w", serr, err), unsure)
 		}
 	}
 }
