@@ -366,29 +366,29 @@ func (l *cacheLoad) complete(kind cacheOpKind, op check.Handle, out check.Output
 }
 
 // cacheOutcome is how a cache operation that answered err is recorded:
-// Ok when it was answered; Fail only when the broker refused it with a
-// code that says nothing was applied (not_leader, shutting_down,
-// overloaded, not_found), or the client refused it itself before sending
-// (a local limit); Unknown for everything else: no_quorum, timeout,
-// storage_failed, a lost connection, a deadline, and "not sent" too: a
-// cluster client whose deadline cuts short a try that may have been sent
-// reports the not-sent failure of the try before it (client/cluster_retry.go,
-// run), so it is not trusted here.
+// Ok when it was answered; Unknown when the client says it may have been
+// applied (client.Ambiguous: no_quorum, timeout, storage_failed, a lost
+// connection, a deadline, and any failure after a try of unknown outcome,
+// whatever the last try's own error); Fail otherwise: a broker's refusal
+// whose code says nothing was applied (not_leader, shutting_down,
+// overloaded, not_found), the client's own before sending, or nothing
+// sent at all. (The cluster client once reported the not-sent failure of
+// a try before one a deadline cut short; it reports the worst of its
+// tries since 6c2bd81.)
 func cacheOutcome(err error) check.Outcome {
-	if err == nil {
+	switch {
+	case err == nil:
 		return check.Ok
+	case client.Ambiguous(err):
+		return check.Unknown
 	}
-	var se *client.ServerError
-	if errors.As(err, &se) && (se.Local || !se.Ambiguous()) {
-		return check.Fail
-	}
-	return check.Unknown
+	return check.Fail
 }
 
 // A cache operation is Fail only on a broker's refusal whose code says
-// nothing was applied, or the client's own before sending; a lost
-// connection, a deadline, no_quorum, a timeout and "not sent" from a
-// cluster client are of unknown outcome.
+// nothing was applied, the client's own before sending, or nothing sent;
+// a lost connection, a deadline, no_quorum, a timeout, and a refusal
+// after a try of unknown outcome are of unknown outcome.
 func TestTheNemesisCacheLoadRecordsOnlyDefiniteRefusalsAsFailed(t *testing.T) {
 	refusal := func(c wire.Code) error {
 		return fmt.Errorf("wrapped: %w", &client.ServerError{Code: client.Code(c), Name: c.String()})
@@ -405,7 +405,8 @@ func TestTheNemesisCacheLoadRecordsOnlyDefiniteRefusalsAsFailed(t *testing.T) {
 		{refusal(wire.CodeTimeout), check.Unknown},
 		{refusal(wire.CodeStorageFailed), check.Unknown},
 		{client.ErrConnectionLost, check.Unknown},
-		{client.ErrNotSent, check.Unknown},
+		{client.ErrNotSent, check.Fail},
+		{fmt.Errorf("%w after %w", refusal(wire.CodeNotLeader), client.ErrUnknownOutcome), check.Unknown},
 		{context.DeadlineExceeded, check.Unknown},
 	} {
 		if got := cacheOutcome(c.err); got != c.want {
