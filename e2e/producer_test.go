@@ -117,6 +117,9 @@ func TestABatchInFlightAcrossARestartIsAnUnknownOutcome(t *testing.T) {
 	if !errors.As(err, &uo) || !errors.Is(err, client.ErrUnknownOutcome) || !errors.Is(err, client.ErrProducerUnknown) || uo.Sequence != 1 {
 		t.Fatalf("want an unknown outcome for batch 1 from an unknown producer, got %v", err)
 	}
+	if !client.Ambiguous(err) || errors.Is(err, client.ErrNotSent) {
+		t.Fatalf("%v: Ambiguous %v, not sent %v; want it ambiguous: the batch may have been applied", err, client.Ambiguous(err), errors.Is(err, client.ErrNotSent))
+	}
 	watcher = b.dial(t)
 	if end := shardEnd(t, watcher, s); end != 3 {
 		t.Fatalf("the shard holds %d records, want 3", end)
