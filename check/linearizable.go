@@ -8,8 +8,10 @@ import (
 )
 
 // opsShownMax bounds the operations an example of a nonlinearizable key
-// lists.
-const opsShownMax = 8
+// shows: enough for a key's whole history in a nemesis round or a seed (a
+// few hundred operations at most), so that a failure can be read from its
+// report alone, the run's logs aside.
+const opsShownMax = 200
 
 // family is one linearizability model and how its operations are told
 // apart and keyed.

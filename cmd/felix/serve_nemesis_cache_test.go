@@ -369,25 +369,26 @@ func (l *cacheLoad) complete(kind cacheOpKind, op check.Handle, out check.Output
 // Ok when it was answered; Unknown when the client says it may have been
 // applied (client.Ambiguous: no_quorum, timeout, storage_failed, a lost
 // connection, a deadline, and any failure after a try of unknown outcome,
-// whatever the last try's own error); Fail otherwise: a broker's refusal
-// whose code says nothing was applied (not_leader, shutting_down,
-// overloaded, not_found), the client's own before sending, or nothing
-// sent at all. (The cluster client once reported the not-sent failure of
-// a try before one a deadline cut short; it reports the worst of its
-// tries since 6c2bd81.)
+// whatever the last try's own error), and when nothing was sent; Fail
+// otherwise: a broker's refusal whose code says nothing was applied
+// (not_leader, shutting_down, overloaded, not_found), or the client's own
+// before sending. "Not sent" is not trusted as Fail: with it counted Fail
+// (after 6c2bd81, which made the cluster client report the worst of its
+// tries), one partition round of ten reported a cache key no linearization
+// fits, and 60 more rounds did not show it again (docs/reliability.md).
 func cacheOutcome(err error) check.Outcome {
 	switch {
 	case err == nil:
 		return check.Ok
-	case client.Ambiguous(err):
+	case client.Ambiguous(err), errors.Is(err, client.ErrNotSent):
 		return check.Unknown
 	}
 	return check.Fail
 }
 
 // A cache operation is Fail only on a broker's refusal whose code says
-// nothing was applied, the client's own before sending, or nothing sent;
-// a lost connection, a deadline, no_quorum, a timeout, and a refusal
+// nothing was applied, or the client's own before sending; a lost
+// connection, a deadline, no_quorum, a timeout, "not sent", and a refusal
 // after a try of unknown outcome are of unknown outcome.
 func TestTheNemesisCacheLoadRecordsOnlyDefiniteRefusalsAsFailed(t *testing.T) {
 	refusal := func(c wire.Code) error {
@@ -405,7 +406,7 @@ func TestTheNemesisCacheLoadRecordsOnlyDefiniteRefusalsAsFailed(t *testing.T) {
 		{refusal(wire.CodeTimeout), check.Unknown},
 		{refusal(wire.CodeStorageFailed), check.Unknown},
 		{client.ErrConnectionLost, check.Unknown},
-		{client.ErrNotSent, check.Fail},
+		{client.ErrNotSent, check.Unknown},
 		{fmt.Errorf("%w after %w", refusal(wire.CodeNotLeader), client.ErrUnknownOutcome), check.Unknown},
 		{context.DeadlineExceeded, check.Unknown},
 	} {
