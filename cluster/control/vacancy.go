@@ -62,29 +62,14 @@ func (c *Controller) followElection(ctx context.Context, done func(keys map[stri
 }
 
 func (c *Controller) followElectionFromRead(ctx context.Context, done func(keys map[string]store.KV) bool) error {
-	kvs, rev, err := c.cfg.Store.Range(ctx, electionDir)
-	if err != nil {
-		return err
-	}
 	keys := map[string]store.KV{}
-	for _, kv := range kvs {
-		keys[kv.Key] = kv
-	}
-	if done(keys) {
-		return nil
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := c.cfg.Store.Watch(wctx, electionDir, rev+1)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	for {
-		events, err := w.Next(ctx)
-		if err != nil {
-			return err
+	read := func(kvs []store.KV, _ int64) bool {
+		for _, kv := range kvs {
+			keys[kv.Key] = kv
 		}
+		return done(keys)
+	}
+	apply := func(events []store.Event) bool {
 		for _, ev := range events {
 			if ev.Kind == store.EventDelete {
 				delete(keys, ev.KV.Key)
@@ -92,8 +77,7 @@ func (c *Controller) followElectionFromRead(ctx context.Context, done func(keys 
 				keys[ev.KV.Key] = ev.KV
 			}
 		}
-		if done(keys) {
-			return nil
-		}
+		return done(keys)
 	}
+	return followPrefix(ctx, c.cfg.Store, electionDir, read, apply)
 }

@@ -121,23 +121,15 @@ func (v *View) run(ctx context.Context) {
 // follow reads the state at one revision R, then applies the watch from
 // R+1 until it fails.
 func (v *View) follow(ctx context.Context) error {
-	kvs, rev, err := v.cfg.Store.Range(ctx, Root)
-	if err != nil {
-		return err
+	read := func(kvs []store.KV, rev int64) bool {
+		v.replace(kvs, rev)
+		return false
 	}
-	v.replace(kvs, rev)
-	w, err := v.cfg.Store.Watch(ctx, Root, rev+1)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	for {
-		events, err := w.Next(ctx)
-		if err != nil {
-			return err
-		}
+	apply := func(events []store.Event) bool {
 		v.update(events)
+		return false
 	}
+	return followPrefix(ctx, v.cfg.Store, Root, read, apply)
 }
 
 // replace takes a state read whole.
