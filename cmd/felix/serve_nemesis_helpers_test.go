@@ -808,6 +808,14 @@ func (c *nemesisCluster) readShard(ctx context.Context, h *history, s client.Str
 	defer cancel()
 	op := h.rec.Invoke(0, h.now(), check.Read{Shard: checkShard0(s), Subscription: sub})
 	subscription, err := c.client(leader).Subscribe(rctx, s, 0, client.SubscribeOptions{Start: client.FromEarliest()})
+	for try := 0; errors.Is(err, client.ErrNotLeader) && try < 3; try++ {
+		// The leadership moved since the caller settled on it (a bridge
+		// round's leader may be deposed after the heal): read where it is.
+		moved, _ := c.awaitSettledLeader(ctx, s)
+		t.Logf("subscribe to shard 0 at %s: %v; reading at %s, the leader now", leader, err, moved)
+		leader = moved
+		subscription, err = c.client(leader).Subscribe(rctx, s, 0, client.SubscribeOptions{Start: client.FromEarliest()})
+	}
 	if err != nil {
 		t.Fatalf("subscribe to shard 0 at its leader %s: %v", leader, err)
 	}
