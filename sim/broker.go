@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"testing/synctest"
+	"time"
 
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/peer"
@@ -45,6 +46,33 @@ type broker struct {
 
 func (b *broker) up() bool { return b.node != nil }
 
+// heartbeatTimeout is how long a broker's heartbeat waits for its grant: a
+// nanosecond short of its period, L/4 (a broker's default). At L/4 a
+// heartbeat lost at a tick gives up at the next tick, and when a new
+// leadership asked for a heartbeat meanwhile (Node.Lead), the node's
+// heartbeat goroutine finds the tick and that request ready together and
+// takes one at random: whether one heartbeat follows or two was the Go
+// runtime's choice (seeds 119 and 356 of TestReplayDivergence). A
+// nanosecond short, it gives up first and takes the request; the tick
+// waits for the next turn. Off the whole microseconds every other timer
+// of a run falls on, it meets none of them.
+func heartbeatTimeout(lease time.Duration) time.Duration { return lease/4 - time.Nanosecond }
+
+// partLeadDelay is how long b's secondary parts (a cache's counters) wait
+// to fence and adopt once their primary leads, and again to lead once
+// their adoption ended: b's place among the brokers, plus one, in
+// brokers-plus-one-ths of a step. Both would else happen at a step: the
+// adoption's asks beside the primary's first ships (two goroutines sending
+// to one follower at one instant: the request ids it sees are the
+// scheduler's), and two brokers' counters leaderships whose adoptions
+// ended at one step ticking together for the whole run (seed 236). A
+// fraction of a step, different on each broker and in whole nanoseconds
+// that are not whole microseconds, meets no step and no other timer.
+func (w *World) partLeadDelay(b *broker) time.Duration {
+	k := slices.Index(w.brokers, b)
+	return stepDuration * time.Duration(k+1) / time.Duration(len(w.brokers)+1)
+}
+
 // shardID is the cluster's name of shard i of the simulated stream.
 func shardID(i int) cluster.ShardID {
 	return cluster.ShardID{Object: cluster.ObjectID{Kind: cluster.KindStream, Tenant: "sim", Namespace: "sim", Name: "s"}, Shard: i}
@@ -60,7 +88,8 @@ func (w *World) startBroker(b *broker) error {
 		return err
 	}
 	node, err := replica.NewNode(replica.NodeConfig{Broker: cluster.Replica{Broker: b.id, DiskID: b.disk}, Transport: tr,
-		ControlPlane: func() string { return controlID }, Lease: w.cfg.Lease})
+		ControlPlane: func() string { return controlID }, Lease: w.cfg.Lease, HeartbeatTimeout: heartbeatTimeout(w.cfg.Lease),
+		PartLeadDelay: w.partLeadDelay(b)})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,13 @@
 //     Part.Appended (which wakes its leadership's shipping) is queued and
 //     called by the simulator's goroutine after synctest.Wait, in a fixed
 //     order, so the shipping never races the log's committer.
+//   - A broker's timers meet no step and no other goroutine's timer,
+//     where synctest would wake both together in no fixed order: brokers
+//     start a step apart, a broker learns one changed assignment a step,
+//     a heartbeat gives up a nanosecond short of its next tick
+//     (replica.NodeConfig.HeartbeatTimeout), and a broker's secondary
+//     parts fence and lead a fraction of a step after their primary leads
+//     or their adoption ends, a fraction of its own (PartLeadDelay).
 //   - Every load is bounded: operations per run (opsMax, cacheOpsMax), fake
 //     time per run (Config.Duration), messages delivered per instant
 //     (deliveriesPerStepMax).

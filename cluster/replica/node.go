@@ -22,6 +22,21 @@ type NodeConfig struct {
 	ControlPlane func() string
 	// Lease is L: a heartbeat every L/4.
 	Lease time.Duration
+	// HeartbeatTimeout is how long a heartbeat waits for its grant; 0
+	// (what a broker uses) is L/4, its period. A lost heartbeat then gives
+	// up at the instant of the next tick, and when a new leadership asked
+	// for a heartbeat meanwhile the heartbeat goroutine's select takes the
+	// tick or that request at random: how many heartbeats follow is the
+	// Go runtime's choice. The simulator sets it a nanosecond short, so
+	// that a seed decides it.
+	HeartbeatTimeout time.Duration
+	// PartLeadDelay is how long a secondary part waits, once its primary
+	// leads, before its fence and adoption (node_adopt.go), and again
+	// before it leads once it adopted; 0 (what a broker uses) is at once.
+	// The simulator sets it to a fraction of its step, so that the part's
+	// first sends and its leadership's ticks never share an instant with
+	// another goroutine's, whose order would be the scheduler's.
+	PartLeadDelay time.Duration
 }
 
 // Node is one broker's replication: the replicas of logs it holds, each a
@@ -84,6 +99,9 @@ type held struct {
 func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Transport == nil || cfg.Lease <= 0 || cfg.ControlPlane == nil {
 		return nil, errors.New("felix/replica: a node needs a transport, a lease and a control plane to heartbeat")
+	}
+	if cfg.HeartbeatTimeout <= 0 {
+		cfg.HeartbeatTimeout = cfg.Lease / 4
 	}
 	n := &Node{cfg: cfg, logs: map[logKey]*held{}, parts: map[cluster.ShardID][]*held{}, sent: map[uint64]time.Time{},
 		done: make(chan struct{}), beat: make(chan struct{}, 1)}

@@ -34,6 +34,9 @@ func (n *Node) leadPart(h, primary *held, gen uint64, o LeadOptions) {
 	go func() {
 		defer n.wg.Done()
 		defer cancel()
+		if !n.waitPartLead(ctx) {
+			return
+		}
 		if _, err := h.follower.Fence(gen, 0); err != nil { // fenced with its primary, unless it was held since
 			n.logger(h).Warn("replica part could not be fenced to lead with its shard", "log", h.ref.String(), "generation", gen, "err", err)
 			return
@@ -48,10 +51,29 @@ func (n *Node) leadPart(h, primary *held, gen uint64, o LeadOptions) {
 			case <-time.After(tick):
 			}
 		}
+		if !n.waitPartLead(ctx) {
+			return
+		}
 		if _, err := n.leadOne(ctx, h, primary, gen, o); err != nil && ctx.Err() == nil {
 			n.logger(h).Warn("replica part could not lead with its shard", "log", h.ref.String(), "generation", gen, "err", err)
 		}
 	}()
+}
+
+// waitPartLead waits PartLeadDelay (NodeConfig), and reports whether ctx
+// still holds.
+func (n *Node) waitPartLead(ctx context.Context) bool {
+	if n.cfg.PartLeadDelay <= 0 {
+		return true
+	}
+	t := time.NewTimer(n.cfg.PartLeadDelay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // adoptTail takes the longest of the followers' logs of h, when one is

@@ -274,7 +274,7 @@ func (n *Node) heartbeat() {
 	buf = w.Finish(buf)
 	n.mu.Unlock()
 	sent := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Lease/4)
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.HeartbeatTimeout)
 	defer cancel()
 	answer, err := n.cfg.Transport.Call(ctx, to, buf, nil)
 	if err != nil || answer.Type != wire.TypeLeaseGrant {
