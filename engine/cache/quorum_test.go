@@ -144,14 +144,7 @@ func TestAQuorumCachesCounterAddIsToldAndReadOnlyOnceCommitted(t *testing.T) {
 		t.Fatalf("the add was answered (%v) before its part committed it", err)
 	default:
 	}
-	got := make(chan CounterValue, 1)
-	go func() {
-		v, err := c.CounterGet([]byte("n"))
-		if err != nil {
-			t.Error(err)
-		}
-		got <- v
-	}()
+	got := counterGetAsync(t, c, "n")
 	counters.awaitVouch(t) // the get waits for the add its sum holds
 	select {
 	case v := <-got:
@@ -202,14 +195,7 @@ func TestAQuorumCounterGetWaitingForItsAddStallsNoLaterAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	counters.awaitVouch(t)
-	got := make(chan CounterValue, 1)
-	go func() {
-		v, err := c.CounterGet([]byte("n"))
-		if err != nil {
-			t.Error(err)
-		}
-		got <- v
-	}()
+	got := counterGetAsync(t, c, "n")
 	counters.awaitVouch(t) // the get waits for the add its sum holds
 	second := make(chanAdder, 1)
 	if err := c.CounterAddAsync([]byte("m"), 2, second); err != nil {
@@ -226,4 +212,18 @@ func TestAQuorumCounterGetWaitingForItsAddStallsNoLaterAdd(t *testing.T) {
 	if v := <-got; v.Sum != 5 {
 		t.Fatalf("the get once committed: %+v", v)
 	}
+}
+
+// counterGetAsync runs a CounterGet of key on its own goroutine; its value
+// comes on the channel (an error fails the test).
+func counterGetAsync(t *testing.T, c *Cache, key string) <-chan CounterValue {
+	got := make(chan CounterValue, 1)
+	go func() {
+		v, err := c.CounterGet([]byte(key))
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	return got
 }
