@@ -380,6 +380,9 @@ func TestAConnectionsParkedQuorumGetsAreBounded(t *testing.T) {
 		t.Fatalf("another connection's get: %v %v, want it parked (the bound is the first connection's)", early[0].Type, decodeErr(early[0]))
 	}
 	m := b.s.Metrics()
+	// The pong comes from the event loop once it has handed the get on; the
+	// shard parks it on its own goroutine, so the gauge may count it later.
+	waitUntil(t, "the other connection's get parked", func() bool { return m.CacheReadsParked.Load() >= cacheParkedPerConnMax+1 })
 	if parked, refusedN := m.CacheReadsParked.Load(), m.CacheReadsParkRefused.Load(); parked != cacheParkedPerConnMax+1 || refusedN != uint64(refused) {
 		t.Fatalf("felix_cache_reads_parked %d, felix_cache_reads_park_refused_total %d; want %d and %d", parked, refusedN, cacheParkedPerConnMax+1, refused)
 	}
