@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,26 +94,20 @@ func (m *Embedded) HandOffRaftLeadership(ctx context.Context, rank func(name str
 // transferees is the voting members but this one that rank accepts, in
 // its order.
 func (m *Embedded) transferees(rank func(name string) (int, bool)) []*membership.Member {
-	type ranked struct {
-		mem  *membership.Member
-		rank int
-	}
-	var out []ranked
+	ranks := map[string]int{}
+	var out []*membership.Member
 	for _, mem := range m.voters() { // by name: the stable sort keeps it among equals
 		r, ok := 0, true
 		if rank != nil {
 			r, ok = rank(mem.Name)
 		}
 		if ok && mem.ID != m.etcd.Server.MemberID() {
-			out = append(out, ranked{mem, r})
+			ranks[mem.Name] = r
+			out = append(out, mem)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b ranked) int { return a.rank - b.rank })
-	members := make([]*membership.Member, len(out))
-	for i, r := range out {
-		members[i] = r.mem
-	}
-	return members
+	slices.SortStableFunc(out, func(a, b *membership.Member) int { return cmp.Compare(ranks[a.Name], ranks[b.Name]) })
+	return out
 }
 
 // raftProbeWait bounds the probe of a transferee: a member on a live
