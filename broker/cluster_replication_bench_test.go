@@ -75,6 +75,79 @@ func replicatedBenchCluster(b *testing.B, rf int, consistency engine.Consistency
 	return brokers[awaitReplicatedLeader(b, brokers, id, "")]
 }
 
+// BenchmarkReplicatedPublishInFlight is the goal's "async publishes with
+// many in flight": the same streams as BenchmarkReplicatedPublish, each of
+// 4 connections keeping 64 publishes of 1 KiB in flight (PublishAsync,
+// waiting on the oldest once the window is full), replication factor 1
+// beside 3 in the same run:
+//
+//	go test ./broker -run '^$' -bench ReplicatedPublishInFlight -benchtime 20000x
+func BenchmarkReplicatedPublishInFlight(b *testing.B) {
+	cases := []struct {
+		name        string
+		rf          int
+		consistency engine.Consistency
+		fsync       string
+	}{
+		{"rf1-periodic", 1, engine.ConsistencyLeader, "Periodic"},
+		{"rf3-quorum-periodic", 3, engine.ConsistencyQuorum, "Periodic"},
+		{"rf3-leader-periodic", 3, engine.ConsistencyLeader, "Periodic"},
+		{"rf1-oncommit", 1, engine.ConsistencyLeader, "OnCommit"},
+		{"rf3-quorum-oncommit", 3, engine.ConsistencyQuorum, "OnCommit"},
+	}
+	for _, c := range cases {
+		b.Run(c.name+"/conns=4/window=64", func(b *testing.B) {
+			leader := replicatedBenchCluster(b, c.rf, c.consistency, c.fsync)
+			benchInFlight(b, leader, 4, 64)
+		})
+	}
+}
+
+// benchInFlight publishes b.N 1 KiB records to leader over conns
+// connections, each keeping up to window publishes unanswered, and
+// reports records/s.
+func benchInFlight(b *testing.B, leader *Broker, conns, window int) {
+	value := make([]byte, 1024)
+	clients := make([]*client.Client, conns)
+	for i := range clients {
+		c, err := client.Dial(context.Background(), leader.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		clients[i] = c
+		publishUntilAcked(b, c, "warm-up")
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for p := range conns {
+		n := b.N / conns
+		if p < b.N%conns {
+			n++
+		}
+		wg.Go(func() {
+			ring := make([]*client.PublishFuture, window)
+			for i := range n + window {
+				slot := i % window
+				if f := ring[slot]; f != nil {
+					if _, err := f.Wait(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+					ring[slot] = nil
+				}
+				if i < n {
+					ring[slot] = clients[p].PublishAsync(ctx, testStream, value)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
 // benchPublishers publishes b.N 1 KiB records to leader from pubs
 // clients, each publishing synchronously, and reports records/s and, for
 // one publisher, the p50 and p99 of a publish.
