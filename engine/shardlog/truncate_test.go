@@ -3,6 +3,7 @@ package shardlog
 import (
 	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,10 +111,11 @@ func TestRetentionBySizeRemovesOldestSealedSegmentsOnly(t *testing.T) {
 }
 
 func TestRetentionByAgeNeverRemovesTheActiveSegment(t *testing.T) {
-	now := time.Unix(1000, 0)
+	var now atomic.Int64 // the log's background loop reads it too
+	now.Store(time.Unix(1000, 0).UnixNano())
 	o := testOptions(vfs.NewMem(), None())
 	o.Retention = Retention{MaxAge: time.Hour}
-	o.Now = func() time.Time { return now }
+	o.Now = func() time.Time { return time.Unix(0, now.Load()) }
 	l := mustOpen(t, o)
 	defer l.Close()
 	for i := int64(0); i < 200; i++ {
@@ -129,7 +131,7 @@ func TestRetentionByAgeNeverRemovesTheActiveSegment(t *testing.T) {
 	if err := l.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(2 * time.Hour)
+	now.Add(int64(2 * time.Hour))
 	l.ApplyRetention()
 	if st := l.Stats(); st.Segments != 1 || l.End() != 200 {
 		t.Fatalf("after age retention: %+v", st)
