@@ -209,8 +209,11 @@ func (o *outbox) FlushAcks(f engine.FlushInfo) {
 // a direct write, whose wake-up of the client's reader then waits for the
 // processor the loop holds in epoll_wait; and a committer that wrote the
 // acks of many connections in turn would delay its next flush by as much.
-// Measured: docs/benchmarks.md, History, "Publish: what changed".
-func ackDirect(f engine.FlushInfo) bool { return f.Synced && f.Flushers == 1 }
+// Measured: docs/benchmarks.md, History, "Publish: what changed". A
+// replicated shard's leader tells its acks on a follower's answer, on no
+// log's committer and a round trip after the loop went on: it writes each
+// connection's acks itself, as it wrote each ack before they were batched.
+func ackDirect(f engine.FlushInfo) bool { return f.Replicated || (f.Synced && f.Flushers == 1) }
 
 // writeDirectLocked writes buf to the socket from the calling goroutine,
 // once, taking out what the socket took. It may only when nothing else is

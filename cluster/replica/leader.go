@@ -87,7 +87,7 @@ type LeaderConfig struct {
 	// (the shard's subscribers). It runs on the leader's goroutine.
 	OnCommit func(first, next int64, records []byte)
 	// BatchBytes bounds one REPLICATE's records (default 256 KiB);
-	// Inflight the batches in flight per follower (default 4).
+	// Inflight the batches in flight per follower (default 16).
 	BatchBytes int
 	Inflight   int
 	// External: the log's owner appends to it directly, at this
@@ -138,9 +138,10 @@ type Leader struct {
 	followers []*remote
 	buf       []byte
 
-	ackMu      sync.Mutex // one settle at a time: acknowledgements in offset order
-	delivered  int64      // what OnCommit was handed up to; the leader goroutine's
-	deliverBuf []byte     // OnCommit's read buffer, the leader goroutine's
+	ackMu      sync.Mutex        // one settle at a time: acknowledgements in offset order
+	acks       shardlog.AckBatch // under ackMu: the writes acknowledge's waiters deferred
+	delivered  int64             // what OnCommit was handed up to; the leader goroutine's
+	deliverBuf []byte            // OnCommit's read buffer, the leader goroutine's
 
 	wake chan struct{}
 	done chan struct{}
@@ -470,11 +471,21 @@ func (l *Leader) deliver() {
 	}
 }
 
+// replicatedFlush is what acknowledge's Flushers are told: the appends
+// waited a round trip or a disk, on no log's committer.
+var replicatedFlush = shardlog.FlushInfo{Synced: true, Replicated: true}
+
 // acknowledge tells the head of the queue: committed appends while the
 // lease holds, failed ones, and those past their deadline. A committed
 // append waits for a lease not granted or renewed yet until its deadline:
 // what matters is that the lease holds when the ack is sent.
+//
+// The acknowledgements told in one call share l.acks: a waiter that
+// answers over a connection defers its write to the batch's end, so the
+// appends one follower's answer committed leave in one write per
+// connection, not one each.
 func (l *Leader) acknowledge(now time.Time) {
+	defer l.acks.Flush(replicatedFlush)
 	commit := l.commit.Load()
 	leased := l.cfg.Lease.Valid(now, uint64(l.gen))
 	for {
@@ -506,7 +517,12 @@ func (l *Leader) acknowledge(now time.Time) {
 			l.queue = l.queueRoom[:0] // nothing pending: start again at the front of the array
 		}
 		l.pmu.Unlock()
-		if p.w != nil {
+		switch {
+		case p.w == nil:
+		case err == nil:
+			l.acks.Tell(p.w, p.first, p.last)
+		default:
+			l.acks.Flush(replicatedFlush) // what was acknowledged before it leaves first
 			p.w.Committed(p.first, p.last, err)
 		}
 	}

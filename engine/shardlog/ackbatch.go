@@ -11,7 +11,6 @@ package shardlog
 // from flush to flush, so deferring allocates nothing in steady state.
 type AckBatch struct {
 	flushers []Flusher
-	synced   bool
 }
 
 // Flusher is work deferred to the end of a flush's acknowledgements.
@@ -30,6 +29,11 @@ type FlushInfo struct {
 	// sleep). Without it the flush was a page-cache write, done moments
 	// after the records were queued.
 	Synced bool
+	// Replicated: told by a replicated shard's leader on a follower's
+	// answer, not by a log's committer: no flush of a log waits behind
+	// the Flushers, and whoever queued the records went on a round trip
+	// ago.
+	Replicated bool
 }
 
 // BatchWaiter is a Waiter told with the batch of the flush that
@@ -47,17 +51,35 @@ func (b *AckBatch) Defer(f Flusher) { b.flushers = append(b.flushers, f) }
 
 // tell acknowledges ready, in order, then runs what they deferred.
 func (b *AckBatch) tell(ready []pending, synced bool) {
-	b.synced = synced
 	for i := range ready {
 		p := &ready[i]
-		if bw, ok := p.w.(BatchWaiter); ok {
-			bw.CommittedIn(b, p.first, p.last)
-		} else {
-			p.w.Committed(p.first, p.last, nil)
-		}
+		b.Tell(p.w, p.first, p.last)
 		*p = pending{}
 	}
-	info := FlushInfo{Flushers: len(b.flushers), Synced: b.synced}
+	b.Flush(FlushInfo{Synced: synced})
+}
+
+// Tell acknowledges w's records first to last in the batch: CommittedIn
+// for a BatchWaiter, Committed for another. For whoever owns an AckBatch
+// outside a log (a replicated shard's leader tells the appends a
+// follower's answer committed), with Flush once they are all told; one
+// goroutine at a time.
+func (b *AckBatch) Tell(w Waiter, first, last int64) {
+	if bw, ok := w.(BatchWaiter); ok {
+		bw.CommittedIn(b, first, last)
+		return
+	}
+	w.Committed(first, last, nil)
+}
+
+// Flush runs, once each, what the waiters told since the last Flush
+// deferred, telling each info (its Flushers set to their number), and
+// empties the batch.
+func (b *AckBatch) Flush(info FlushInfo) {
+	if len(b.flushers) == 0 {
+		return
+	}
+	info.Flushers = len(b.flushers)
 	for i, f := range b.flushers {
 		f.FlushAcks(info)
 		b.flushers[i] = nil
