@@ -147,7 +147,10 @@
 // the descriptor is the connection's own. What the socket does not take is
 // handed to gnet as usual. A forwarded request's answer, given by the
 // peer transport's reader a round trip after the loop went back to
-// waiting, is written the same way, on the same terms (commitDirect).
+// waiting, is written the same way, on the same terms (commitDirect), and
+// so are a replicated shard's acks, which its leadership tells on a
+// follower's answer with a batch of its own (FlushInfo.Replicated): one
+// write per connection for the appends that answer committed.
 //
 // # Event loops and processors
 //
