@@ -55,6 +55,7 @@ type Node struct {
 
 	mu    sync.Mutex
 	logs  map[logKey]*held
+	refs  refIndex                    // logs by the LogRef a frame names (node_refs.go)
 	parts map[cluster.ShardID][]*held // each shard's secondary parts
 	seq   uint64
 	sent  map[uint64]time.Time // heartbeats in flight: seq -> when sent
@@ -103,8 +104,8 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.HeartbeatTimeout <= 0 {
 		cfg.HeartbeatTimeout = cfg.Lease / 4
 	}
-	n := &Node{cfg: cfg, logs: map[logKey]*held{}, parts: map[cluster.ShardID][]*held{}, sent: map[uint64]time.Time{},
-		done: make(chan struct{}), beat: make(chan struct{}, 1)}
+	n := &Node{cfg: cfg, logs: map[logKey]*held{}, refs: newRefIndex(), parts: map[cluster.ShardID][]*held{},
+		sent: map[uint64]time.Time{}, done: make(chan struct{}), beat: make(chan struct{}, 1)}
 	n.ctx, n.stop = context.WithCancel(context.Background())
 	n.wg.Add(1)
 	go n.heartbeats()
@@ -129,9 +130,6 @@ func shardOf(r wire.LogRef) cluster.ShardID {
 	return cluster.ShardID{Object: cluster.ObjectID{Kind: cluster.Kind(r.Kind), Tenant: string(r.Tenant),
 		Namespace: string(r.Namespace), Name: string(r.Name)}, Shard: int(r.Shard)}
 }
-
-// keyOf is the logKey a LogRef names.
-func keyOf(r wire.LogRef) logKey { return logKey{id: shardOf(r), part: string(r.Part)} }
 
 // Hold registers a replica of shard id's primary log, following: it
 // answers fences and takes its leader's batches from now on.
@@ -184,6 +182,7 @@ func (n *Node) hold(id cluster.ShardID, part string, log Log, follower FollowerC
 	}
 	h := &held{id: id, part: part, ref: ref, log: log, follower: f}
 	n.logs[k] = h
+	n.refs.put(ref, h)
 	if part != "" {
 		n.parts[id] = append(n.parts[id], h)
 	}
@@ -345,6 +344,7 @@ func (n *Node) Release(id cluster.ShardID) {
 	hs := n.shardLocked(id)
 	for _, h := range hs {
 		delete(n.logs, logKey{id: id, part: h.part})
+		n.refs.remove(h.ref)
 	}
 	delete(n.parts, id)
 	n.mu.Unlock()
@@ -363,6 +363,7 @@ func (n *Node) ReleasePart(id cluster.ShardID, part string) {
 		return
 	}
 	delete(n.logs, k)
+	n.refs.remove(h.ref)
 	if h.stopAdopt != nil {
 		h.stopAdopt()
 	}
@@ -406,7 +407,7 @@ func (n *Node) Follower(id cluster.ShardID) *Follower {
 func (n *Node) lookup(r wire.LogRef) *held {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.logs[keyOf(r)]
+	return n.refs.get(r)
 }
 
 // Close stops heartbeats, every leadership and every follower.
@@ -416,7 +417,7 @@ func (n *Node) Close() error {
 	n.wg.Wait()
 	n.mu.Lock()
 	logs := n.logs
-	n.logs, n.parts = map[logKey]*held{}, map[cluster.ShardID][]*held{}
+	n.logs, n.refs, n.parts = map[logKey]*held{}, newRefIndex(), map[cluster.ShardID][]*held{}
 	n.mu.Unlock()
 	for _, h := range logs {
 		if h.leader != nil {
