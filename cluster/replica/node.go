@@ -60,6 +60,10 @@ type Node struct {
 	seq   uint64
 	sent  map[uint64]time.Time // heartbeats in flight: seq -> when sent
 
+	// replies are the REPLICATEs' answers not in use (node_reply.go),
+	// under a leaf lock of their own.
+	replies replyList
+
 	ctx  context.Context // ended by Close: what runs on the node's goroutines stops
 	stop context.CancelFunc
 	done chan struct{}

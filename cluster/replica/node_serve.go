@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/felixbroker/felix/cluster"
@@ -53,40 +52,11 @@ func (n *Node) serveReplicate(from string, req wire.Frame, r peer.Reply) {
 	if l != nil && m.Generation > uint64(l.Generation()) {
 		n.Follow(h.id, m.Generation) // a leader of a later generation exists: this one is over
 	}
-	rr := replicateReplies.Get().(*replicateReply)
-	rr.r = r
+	rr := n.replies.get(r) // node_reply.go
 	if err := h.follower.Replicate(from, &m, rr.fn); err != nil {
-		rr.r = peer.Reply{}
-		replicateReplies.Put(rr) // not answered: the follower refused it whole
+		n.replies.put(rr) // not answered: the follower refused it whole
 		answerError(r, wire.CodeMalformedFrame, err.Error())
 	}
-}
-
-// replicateReply answers one REPLICATE, once, with a REPLICATE_ACK
-// encoded into its own buffer; it goes back to the pool as it answers.
-// Its func is made once with it, so a REPLICATE's answer allocates
-// nothing.
-type replicateReply struct {
-	r   peer.Reply
-	buf []byte
-	fn  func(wire.ReplicateAck)
-}
-
-var replicateReplies sync.Pool
-
-func init() { // not in the var's initializer: answer puts back into the pool
-	replicateReplies.New = func() any {
-		rr := &replicateReply{buf: make([]byte, 0, 64)}
-		rr.fn = rr.answer
-		return rr
-	}
-}
-
-func (rr *replicateReply) answer(a wire.ReplicateAck) {
-	rr.buf = wire.AppendReplicateAck(rr.buf[:0], rr.r.RequestID(), a)
-	_ = rr.r.Answer(rr.buf) // it copies the frame before it returns
-	rr.r = peer.Reply{}
-	replicateReplies.Put(rr)
 }
 
 // serveGenerationEnd answers where the leader's log ends for the asked
