@@ -69,4 +69,15 @@
 //     before anything that depends on it is answered.
 //   - An append refused with ErrNotLeader stored nothing; one refused
 //     ErrNoQuorum, ErrUnvouched or ErrLeaderClosed may be stored.
+//
+// # Allocations
+//
+// A REPLICATE round trip allocates nothing in steady state, on either
+// side: the leader's calls are made once per follower (Inflight of them,
+// each with its Done bound), its frames are encoded into one reused
+// buffer that Send copies; the follower finds the log by the bytes of the
+// frame's LogRef (node_refs.go), its entries alias the frame, its answer
+// comes off the node's free list of replies (node_reply.go) and its
+// waiter off the follower's. Free lists grow to their high-water mark
+// and stay. Held by TestAReplicateRoundTripOverTCPAllocatesNothing.
 package replica
