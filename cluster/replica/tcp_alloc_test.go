@@ -60,13 +60,16 @@ func appendRound(t testing.TB, ld *Leader, n, inFlight int) func() {
 // replicateAllocsMax is what a replicated append may allocate, every
 // goroutine of the three brokers together, before the test fails. The
 // round trip allocates nothing; what the measure finds beside it is the
-// log's and the runtime's, now and then, not per round trip: the log's
-// periodic checkpoint, a ring completion's waiter, a segment's index
-// growing (tcpCluster spaces its entries a megabyte apart), a runtime
-// sudog or thread. Over 15 runs on a 2-core VM, 0 to 0.055 per append; a
-// regression of one allocation per REPLICATE would be 2 (one per
-// follower).
-const replicateAllocsMax = 0.1
+// log's, the ring's and the runtime's, now and then and more often on a
+// loaded machine, not per round trip: the log's periodic recovery point,
+// a ring sync's waiter when more are out than it keeps idle, a
+// runtime.Pinner's slice, a segment's index growing (tcpCluster spaces
+// its entries a megabyte apart), a runtime sudog or thread. Over 25 runs
+// on a 2-core VM shared with other builds, 0 to 0.074 per append. A
+// regression of one allocation per REPLICATE is 2 per append (one per
+// follower), and at least 1 with 32 in flight, whose REPLICATEs carry
+// several appends.
+const replicateAllocsMax = 0.25
 
 // A REPLICATE round trip over loopback peer.TCP, the transport brokers
 // use, allocates nothing in steady state: the leader's framing and Send,
@@ -113,7 +116,8 @@ func TestAReplicateRoundTripOverTCPAllocatesNothing(t *testing.T) {
 		per := allocsPerRound(10, runs/tc.inFlight+1, appendRound(t, tc.c.leader(), tc.n, tc.inFlight)) / float64(tc.inFlight)
 		t.Logf("%s: %.3f allocations per append", tc.name, per)
 		if per > replicateAllocsMax {
-			t.Errorf("%s: %.3f allocations per append over TCP, want 0 (at most %v)", tc.name, per, replicateAllocsMax)
+			t.Errorf("%s: %.3f allocations per append over TCP, want 0 (at most %v, the runtime's and the log's now and then)",
+				tc.name, per, replicateAllocsMax)
 		}
 	}
 }
