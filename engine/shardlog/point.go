@@ -41,6 +41,7 @@ type pointFile struct {
 	f    vfs.File
 	seq  uint64
 	last point
+	buf  [pointSlotSize]byte // the slot being written: on the heap with the Log, so a write through vfs.File allocates nothing
 }
 
 // openPoint reads the recovery point, creating the file when it is missing.
@@ -88,7 +89,7 @@ func (l *Log) writePoint(p point) error {
 		return nil
 	}
 	seq := pf.seq + 1
-	var b [pointSlotSize]byte
+	b := &pf.buf
 	binary.LittleEndian.PutUint64(b[0:], seq)
 	binary.LittleEndian.PutUint64(b[8:], uint64(p.base))
 	binary.LittleEndian.PutUint64(b[16:], uint64(p.pos))
