@@ -19,6 +19,7 @@ func Check(h History, o Options) Report {
 	r.Stats.Ops = len(h.Ops)
 	checkQueues(&r, h.Ops, o)
 	checkAcks(&r, h.Acks)
+	checkAcksAfterPromotions(&r, h.Acks, h.Promotions)
 	for _, l := range h.Logs {
 		checkReplicaLogs(&r, l)
 		checkRolledBack(&r, h.Ops, l, o)

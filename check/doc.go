@@ -6,7 +6,8 @@
 //
 // A caller records operations as they happen (a [Recorder]: Invoke returns
 // a [Handle], whose Ok, Fail or Unknown completes the operation), and
-// beside them the events only a broker sees ([Ack], [ShardLogs]). [Check]
+// beside them the events only a broker or the control plane sees ([Ack],
+// [ShardLogs], [Promotion]). [Check]
 // then reads the whole [History] and returns a [Report]: a count of every
 // [Kind] of anomaly, a few examples of each with the operations involved,
 // and a one-line Summary. Report.Valid is true only when every count is
@@ -17,7 +18,8 @@
 //
 //	queue         lost-write, unseen, inconsistent-offsets, duplicate,
 //	              aborted-read, unexpected, poll-skip, nonmonotonic-poll
-//	replication   double-ack, late-ack, replica-divergence, rolled-back-read
+//	replication   double-ack, late-ack, replica-divergence, rolled-back-read,
+//	              ack-after-promotion
 //	models        cache-nonlinearizable, counter-nonlinearizable,
 //	              cursor-nonlinearizable, counter-bounds
 //
@@ -39,8 +41,11 @@
 // caller's: the Recorder numbers invocations and completions with its own
 // monotonic sequence (the logical time the linearizability checks order
 // operations by) and keeps the int64 time the caller supplies beside it
-// (what the lease check reads, and what a report prints). The same history
-// always gives the same report.
+// (what the lease checks read, and what a report prints). The checks that
+// compare events of several brokers and the control plane (an Ack's Time
+// against a Promotion's) need one clock for all of them: the simulator's,
+// or CLOCK_MONOTONIC for processes on one host. The same history always
+// gives the same report.
 //
 // # Invariants
 //

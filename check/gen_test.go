@@ -56,6 +56,8 @@ func genHistory(seed uint64, procs, steps int) History {
 	h.Acks = w.acks
 	for _, s := range genShards {
 		h.Logs = append(h.Logs, w.shardLogs(s))
+		// Every shard's leader replaced at the end, once its last ack is sent.
+		h.Promotions = append(h.Promotions, Promotion{Shard: s, Generation: 2, Time: w.now + 1})
 	}
 	return h
 }

@@ -75,6 +75,9 @@ type History struct {
 	Ops  []Op
 	Acks []Ack
 	Logs []ShardLogs
+	// Promotions are the starts of the control plane's promotions, which
+	// the Acks are checked against (AckAfterPromotion).
+	Promotions []Promotion
 }
 
 // Shard names one shard of one stream (or cache).

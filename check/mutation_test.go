@@ -106,6 +106,16 @@ var mutations = []mutation{
 		a.Time = a.LeaseSent + 3*a.Lease/4 + 1
 		return true
 	}},
+	{AckAfterPromotion, func(h *History, rng *rand.Rand) bool {
+		// The control plane began replacing the acknowledging leader at the
+		// ack's time or a moment before.
+		if len(h.Acks) == 0 {
+			return false
+		}
+		a := h.Acks[rng.IntN(len(h.Acks))]
+		h.Promotions = append(h.Promotions, Promotion{Shard: a.Shard, Generation: a.Generation + 1, Time: a.Time - int64(rng.IntN(2))})
+		return true
+	}},
 	{ReplicaDivergence, func(h *History, rng *rand.Rand) bool {
 		i, ok := pick(rng, len(h.Logs), func(i int) bool { return h.Logs[i].Watermark > 0 })
 		if ok {

@@ -70,9 +70,9 @@ func TestEveryInjectedAnomalyIsCaught(t *testing.T) {
 }
 
 // cloneHistory copies what a mutation may change: the ops, each read's
-// records, the acks and the logs.
+// records, the acks, the promotions and the logs.
 func cloneHistory(h History) History {
-	c := History{Ops: slices.Clone(h.Ops), Acks: slices.Clone(h.Acks)}
+	c := History{Ops: slices.Clone(h.Ops), Acks: slices.Clone(h.Acks), Promotions: slices.Clone(h.Promotions)}
 	for i, op := range c.Ops {
 		if d, ok := op.Output.(Delivered); ok {
 			c.Ops[i].Output = Delivered{Records: slices.Clone(d.Records)}

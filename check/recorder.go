@@ -68,6 +68,13 @@ func (r *Recorder) Ack(a Ack) {
 	r.mu.Unlock()
 }
 
+// Promotion records the start of a shard's promotion.
+func (r *Recorder) Promotion(p Promotion) {
+	r.mu.Lock()
+	r.h.Promotions = append(r.h.Promotions, p)
+	r.mu.Unlock()
+}
+
 // Logs records a shard's replicas' logs, taken at the end of a run.
 func (r *Recorder) Logs(l ShardLogs) {
 	r.mu.Lock()
@@ -80,5 +87,6 @@ func (r *Recorder) Logs(l ShardLogs) {
 func (r *Recorder) History() History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return History{Ops: slices.Clone(r.h.Ops), Acks: slices.Clone(r.h.Acks), Logs: slices.Clone(r.h.Logs)}
+	return History{Ops: slices.Clone(r.h.Ops), Acks: slices.Clone(r.h.Acks), Logs: slices.Clone(r.h.Logs),
+		Promotions: slices.Clone(r.h.Promotions)}
 }

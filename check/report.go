@@ -55,6 +55,11 @@ const (
 	// adds that may have been applied before it can sum to, at least once:
 	// below what was definitely applied, or above what may have been.
 	CounterBounds
+	// AckAfterPromotion: an acknowledgement at generation g sent at or after
+	// the start of a promotion of its shard to a generation above g (the
+	// old leader acknowledged once the control plane had begun replacing
+	// it: the lease rule broken).
+	AckAfterPromotion
 
 	kindCount
 )
@@ -63,7 +68,7 @@ var kindNames = [kindCount]string{
 	"lost-write", "unseen", "inconsistent-offsets", "duplicate", "aborted-read", "unexpected",
 	"poll-skip", "nonmonotonic-poll", "double-ack", "late-ack", "replica-divergence",
 	"rolled-back-read", "cache-nonlinearizable", "counter-nonlinearizable",
-	"cursor-nonlinearizable", "counter-bounds",
+	"cursor-nonlinearizable", "counter-bounds", "ack-after-promotion",
 }
 
 func (k Kind) String() string {
@@ -100,6 +105,7 @@ type Stats struct {
 	Reads        int // reads Ok
 	Records      int // records those reads delivered
 	Acks         int // broker acknowledgements
+	Promotions   int // promotions' starts the acknowledgements were checked against
 	ShardLogs    int
 	Partitions   int // linearizability partitions (keys) checked with porcupine
 	BoundsOnly   int // counter keys checked by the bounds alone (retried adds)
@@ -138,6 +144,9 @@ func (r *Report) Summary() string {
 	s := r.Stats
 	checked := fmt.Sprintf("%d ops (%d publishes, %d acknowledged; %d reads of %d records), %d broker acks, %d shard logs, %d linearizability partitions",
 		s.Ops, s.Publishes, s.Acknowledged, s.Reads, s.Records, s.Acks, s.ShardLogs, s.Partitions)
+	if s.Promotions > 0 {
+		checked += fmt.Sprintf(", %d promotions", s.Promotions)
+	}
 	if s.BoundsOnly > 0 {
 		checked += fmt.Sprintf(", %d counters by bounds only", s.BoundsOnly)
 	}
