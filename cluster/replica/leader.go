@@ -86,6 +86,11 @@ type LeaderConfig struct {
 	// OnCommit receives the records that became acknowledgeable, in order
 	// (the shard's subscribers). It runs on the leader's goroutine.
 	OnCommit func(first, next int64, records []byte)
+	// OnAck, when set, is told of every append acknowledged OK, just
+	// before its waiter is (AckReport): on whichever goroutine settles it,
+	// one at a time, in offset order. It must not block. Nil (what a
+	// broker runs with unless a test journals its acks) costs nothing.
+	OnAck func(AckReport)
 	// BatchBytes bounds one REPLICATE's records (default 256 KiB);
 	// Inflight the batches in flight per follower (default 16).
 	BatchBytes int
@@ -487,7 +492,7 @@ var replicatedFlush = shardlog.FlushInfo{Synced: true, Replicated: true}
 func (l *Leader) acknowledge(now time.Time) {
 	defer l.acks.Flush(replicatedFlush)
 	commit := l.commit.Load()
-	leased := l.cfg.Lease.Valid(now, uint64(l.gen))
+	leased, window := l.leaseAt(now)
 	for {
 		l.pmu.Lock()
 		if len(l.queue) == 0 {
@@ -520,6 +525,9 @@ func (l *Leader) acknowledge(now time.Time) {
 		switch {
 		case p.w == nil:
 		case err == nil:
+			if l.cfg.OnAck != nil {
+				l.reportAck(p, now, window)
+			}
 			l.acks.Tell(p.w, p.first, p.last)
 		default:
 			l.acks.Flush(replicatedFlush) // what was acknowledged before it leaves first

@@ -21,7 +21,8 @@ type Lease struct {
 	mu         sync.Mutex
 	generation uint64
 	epoch      int64
-	until      time.Time // zero: never granted
+	until      time.Time     // zero: never granted
+	granted    time.Duration // the L of the grant until was set by
 	revoked    bool
 }
 
@@ -50,7 +51,7 @@ func (l *Lease) Grant(sent time.Time, d time.Duration, gen uint64, epoch int64) 
 	}
 	l.generation, l.epoch = gen, epoch
 	if until := sent.Add(AckWindow(d)); until.After(l.until) {
-		l.until = until
+		l.until, l.granted = until, d
 	}
 	return true
 }
@@ -71,6 +72,10 @@ func (l *Lease) Revoke(gen uint64) {
 func (l *Lease) Valid(now time.Time, gen uint64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.validLocked(now, gen)
+}
+
+func (l *Lease) validLocked(now time.Time, gen uint64) bool {
 	return !l.revoked && l.generation == gen && !l.until.IsZero() && now.Before(l.until)
 }
 

@@ -37,6 +37,9 @@ type NodeConfig struct {
 	// first sends and its leadership's ticks never share an instant with
 	// another goroutine's, whose order would be the scheduler's.
 	PartLeadDelay time.Duration
+	// OnAck is every leadership's LeaderConfig.OnAck (its primary's and
+	// its parts'): nil but in a test that journals the acknowledgements.
+	OnAck func(AckReport)
 }
 
 // Node is one broker's replication: the replicas of logs it holds, each a
@@ -263,7 +266,7 @@ func (n *Node) leadOne(ctx context.Context, h, primary *held, gen uint64, o Lead
 	external := o.External || h != primary
 	cfg := LeaderConfig{Ref: h.ref, Log: h.log, Generation: uint32(gen), Followers: o.Followers,
 		Transport: n.cfg.Transport, Consistency: o.Consistency, Lease: &primary.lease, Commit: h.follower.Commit(),
-		Timeout: o.Timeout, OnCommit: o.OnCommit, External: external}
+		Timeout: o.Timeout, OnCommit: o.OnCommit, External: external, OnAck: n.cfg.OnAck}
 	if h != primary {
 		cfg.OnCommit = nil // a secondary part's owner reads its log itself; its level is its primary's
 	}
