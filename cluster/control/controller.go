@@ -46,6 +46,9 @@ type ControllerConfig struct {
 	// ShardLease is L, the shard lease granted with each heartbeat, after
 	// which a silent leader is replaced; 0 is ShardLeaseDefault (4 s).
 	ShardLease time.Duration
+	// OnPromotion is each term's FailoverConfig.OnPromotion: nil but in a
+	// test that journals the promotions.
+	OnPromotion func(PromotionReport)
 }
 
 func (c *ControllerConfig) defaults() {

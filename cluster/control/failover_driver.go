@@ -37,6 +37,10 @@ type FailoverConfig struct {
 	// Lease is L; 0 is ShardLeaseDefault.
 	Lease  time.Duration
 	Logger *slog.Logger
+	// OnPromotion, when set, is told of every promotion's start once its
+	// first write (the new generation, no leader) was applied
+	// (PromotionReport), on a goroutine of the driver's. Nil but in a test.
+	OnPromotion func(PromotionReport)
 }
 
 // FailoverDriver is one control-plane term's IO around a failover.Machine
@@ -53,6 +57,8 @@ type FailoverDriver struct {
 	lease time.Duration
 	log   *slog.Logger
 	start time.Time // the term's start: the machine's clock is time.Since(start)
+	// onPromotion is FailoverConfig.OnPromotion.
+	onPromotion func(PromotionReport)
 
 	heartbeats chan heartbeatIn  // from ServeHeartbeat
 	events     chan func() error // from the watch, fences and writes
@@ -99,7 +105,7 @@ func NewFailoverDriver(cfg FailoverConfig) (*FailoverDriver, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return &FailoverDriver{store: cfg.Store, lead: cfg.Lead, peers: cfg.Peers, lease: cfg.Lease, log: cfg.Logger,
-		start: time.Now(), heartbeats: make(chan heartbeatIn, heartbeatsQueued), events: make(chan func() error, 64),
+		start: time.Now(), onPromotion: cfg.OnPromotion, heartbeats: make(chan heartbeatIn, heartbeatsQueued), events: make(chan func() error, 64),
 		ran: make(chan struct{}), m: m, replies: map[heartbeatKey]peer.Reply{},
 		objects: map[cluster.ObjectID]objectFailover{}, known: map[cluster.ShardID]bool{},
 		granted: map[cluster.ShardID]grantedTo{}}, nil
@@ -221,7 +227,7 @@ func (c *Controller) driveTerm(ctx context.Context, s store.Store, lead *store.L
 		return drive(ctx, s, lead, c.cfg.Logger)
 	}
 	fd, err := NewFailoverDriver(FailoverConfig{Store: s, Lead: lead, Peers: c.cfg.Peers, Lease: c.cfg.ShardLease,
-		Logger: c.cfg.Logger})
+		Logger: c.cfg.Logger, OnPromotion: c.cfg.OnPromotion})
 	if err != nil {
 		return err
 	}

@@ -79,6 +79,7 @@ func (d *FailoverDriver) write(ctx context.Context, w failover.Write) {
 	d.log.Info("control plane failover: writing an assignment", "shard", w.Shard.String(),
 		"generation", w.Assignment.Generation, "leader", leader, "since_term_began", d.now())
 	d.wg.Go(func() {
+		sent := time.Now()
 		wctx, cancel := context.WithTimeout(ctx, d.lease)
 		j.res, j.err = d.lead.Txn(wctx, j.txn)
 		cancel()
@@ -89,6 +90,7 @@ func (d *FailoverDriver) write(ctx context.Context, w failover.Write) {
 		case j.err == nil && j.res.Succeeded:
 			d.log.Info("control plane failover: an assignment written", "shard", w.Shard.String(),
 				"generation", w.Assignment.Generation, "leader", leader, "revision", j.res.Revision)
+			d.reportPromotion(w, sent)
 			d.hand(ctx, func() error { d.step(ctx, failover.WriteDone{Seq: w.Seq, Revision: j.res.Revision}); return nil })
 		default:
 			d.log.Info("control plane failover: a write not applied", "shard", w.Shard.String(),
