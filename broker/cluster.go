@@ -50,6 +50,7 @@ type node struct {
 	ctl        atomic.Pointer[control.Controller] // controller, for the peer goroutines that hand it heartbeats
 	loop       *reconciler
 	seen       map[string]bool // the brokers registered at the last round (retryReturned's)
+	journal    *ackJournal     // ClusterConfig.AckJournal's, or nil
 }
 
 // openNode starts what the engine needs from the cluster: the store, the
@@ -65,7 +66,7 @@ func openNode(cc ClusterConfig, logger *slog.Logger, diskID string, limits wire.
 			return nil, err
 		}
 	}
-	for _, step := range []func() error{n.openStore, n.startView, n.openPeers, n.openForwarder, n.openReplicas} {
+	for _, step := range []func() error{n.openJournal, n.openStore, n.startView, n.openPeers, n.openForwarder, n.openReplicas} {
 		if err := step(); err != nil {
 			_ = n.leave(context.Background()) // the peer listener, if it was opened
 			n.close()
@@ -162,7 +163,8 @@ func (n *node) join(clientAddr string, reconcile []func() error) error {
 	}
 	n.registered.Store(true)
 	n.controller, err = control.StartController(control.ControllerConfig{Store: n.store, ID: n.cfg.BrokerID,
-		LeaseTTL: n.cfg.ControlLeaseTTL, ShardLease: n.cfg.ShardLease, Peers: n.peers, Logger: n.logger})
+		LeaseTTL: n.cfg.ControlLeaseTTL, ShardLease: n.cfg.ShardLease, Peers: n.peers, Logger: n.logger,
+		OnPromotion: n.journal.onPromotion()})
 	if err != nil {
 		return err
 	}
@@ -222,7 +224,7 @@ func (n *node) close() error {
 	if n.view != nil {
 		n.view.Close()
 	}
-	return n.closeStore()
+	return errors.Join(n.closeStore(), n.journal.close())
 }
 
 // notReady says why the broker is not ready yet, "" once it is: the View

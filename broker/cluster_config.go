@@ -82,6 +82,14 @@ type ClusterConfig struct {
 	// publish is refused no_quorum or not_leader. 0 is
 	// PublishTimeoutDefault.
 	PublishTimeout time.Duration
+	// AckJournal, for tests only: a path prefix under which the broker
+	// journals every acknowledgement its leaderships send and every
+	// promotion its control plane begins, in a file of its own
+	// (<prefix>.<broker id>.<pid>.jsonl, ack_journal_entry.go), for the
+	// history checker of the real-process nemeses. "" (always in
+	// production): none, at no cost. `felix serve` reads it from
+	// AckJournalEnv.
+	AckJournal string
 }
 
 // Defaults of ClusterConfig.

@@ -12,7 +12,7 @@ import (
 // to it and gives them their roles in the View.
 func (n *node) openReplicas() error {
 	rn, err := replica.NewNode(replica.NodeConfig{Broker: n.replica(), Transport: n.peers, Lease: n.cfg.ShardLease,
-		ControlPlane: func() string { id, _ := n.view.ControlPlane(); return id }})
+		ControlPlane: func() string { id, _ := n.view.ControlPlane(); return id }, OnAck: n.journal.onAck()})
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,14 @@
 // that fails closes what it opened. The package never parses flags or reads
 // the environment (cmd/felix does), and never installs signal handlers.
 //
+// For tests only, ClusterConfig.AckJournal (`felix serve` reads it from
+// FELIX_ACK_JOURNAL) journals every acknowledgement the broker's
+// leaderships send and every promotion its control plane begins, one JSON
+// line each with CLOCK_MONOTONIC times, to a file of the process's own
+// (ack_journal_entry.go has the format, ReadAckJournal reads it): the
+// real-process nemeses feed them to the history checker. It is opened
+// first and closed last; unset, the hooks are nil and cost nothing.
+//
 // A Broker's methods are safe for concurrent use; Stop may be called more
 // than once.
 package broker

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -153,6 +154,8 @@ func clusterConfig(cfg serveConfig) *broker.ClusterConfig {
 		BrokerID: cfg.brokerID, Rack: c.rack, PeerAddr: c.peerAddr,
 		AdvertiseAddr: c.advertiseAddr, AdvertisePeerAddr: c.advertisePeerAddr,
 		ShardLease: c.shardLease, PublishTimeout: c.publishTimeout,
+		// For tests only (the nemeses), so neither a flag nor a setting.
+		AckJournal: os.Getenv(broker.AckJournalEnv),
 	}
 	switch {
 	case len(c.endpoints) > 0:
