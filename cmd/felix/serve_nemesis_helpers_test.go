@@ -75,8 +75,9 @@ type nemesisCluster struct {
 	all        []*serveProcess // every incarnation, for the logs of a failed test
 	clients    map[*serveProcess]*client.Client
 
-	logs *nemesisLogs // kept under FELIX_NEMESIS_LOGS, or nil
-	load *cacheLoad   // the run's cache load (serve_nemesis_cache_test.go), once started
+	logs     *nemesisLogs // kept under FELIX_NEMESIS_LOGS, or nil
+	journals *ackJournals // the brokers' ack journals (serve_nemesis_journal_test.go)
+	load     *cacheLoad   // the run's cache load (serve_nemesis_cache_test.go), once started
 }
 
 type procState int
@@ -150,8 +151,9 @@ func startNemesisClusterOn(t *testing.T, hosts nemesisHosts, lease, publishTimeo
 		t.Fatal(err)
 	}
 	logs := newNemesisLogs(t) // before the processes' cleanup: closed after they stop
+	journals := newAckJournals(t)
 	c := &nemesisCluster{
-		t: t, hosts: hosts, logs: logs, members: strings.Join(members, ","), stdinR: stdinR,
+		t: t, hosts: hosts, logs: logs, journals: journals, members: strings.Join(members, ","), stdinR: stdinR,
 		extra: []string{"--shard-lease", lease.String(), "--publish-timeout", publishTimeout.String(), "--segment-bytes", nemesisSegmentBytes},
 		env:   []string{runMainEnv + "=1", exitWithStdinEnv + "=1"},
 		procs: map[string]*serveProcess{}, etcdClient: map[string]string{}, state: map[string]procState{}, clients: map[*serveProcess]*client.Client{},
@@ -161,6 +163,7 @@ func startNemesisClusterOn(t *testing.T, hosts nemesisHosts, lease, publishTimeo
 			c.env = append(c.env, kv)
 		}
 	}
+	c.env = append(c.env, journals.env())
 	t.Cleanup(func() {
 		c.mu.Lock()
 		for _, cl := range c.clients {
@@ -777,11 +780,13 @@ func (c *nemesisCluster) checkShard(ctx context.Context, h *history, s client.St
 	if c.load != nil {
 		round, all = c.load.endEpoch()
 	}
+	acks, promotions := c.feedJournals(h, false)
 	r := check.Check(h.finalHistory(), check.Options{})
 	if !r.Valid() {
 		t.Fatalf("at %s: shard 0 read up to offset %d, the history checker: %s", leader, last, &r)
 	}
-	t.Logf("the history checker: %s; the round's cache operations: %s; the run's: %s", r.Summary(), round, all)
+	t.Logf("the history checker: %s; the brokers' journals since the last check: %d acks, %d promotions; the round's cache operations: %s; the run's: %s",
+		r.Summary(), acks, promotions, round, all)
 	return len(records), unacked
 }
 
