@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/control"
@@ -16,34 +15,24 @@ import (
 // nemeses): a broker in production never sets it.
 const AckJournalEnv = "FELIX_ACK_JOURNAL"
 
-// Bounds of an ack journal's buffer: it is written out every
-// ackJournalFlushEvery, and at once when it holds ackJournalBufferBytes.
-// A kill -9 loses what was journaled since the last write (at most
-// ackJournalFlushEvery of acknowledgements and promotions): a write(2) to
-// the file is in the kernel's page cache, which outlives the process.
-const (
-	ackJournalFlushEvery  = 20 * time.Millisecond
-	ackJournalBufferBytes = 64 << 10
-)
-
 // ackJournal is a test's record of what this broker acknowledged and
 // which promotions its control plane began (ClusterConfig.AckJournal):
-// one JournalEntry a line, in a file of this process's own. Its methods
-// are safe for concurrent use (one mutex, held to append a line or write
-// the buffer); a goroutine of its own writes the buffer out. Once closed,
-// what is journaled is dropped.
+// one JournalEntry a line, in a file of this process's own. Each line is
+// written (one write(2), into the kernel's page cache, which outlives the
+// process) before the acknowledgement it records is sent, so a kill -9
+// loses none an ack's receiver saw; the most it leaves is a last line
+// torn by a write under way (ReadAckJournal drops it), whose ack was
+// never sent. Safe for concurrent use: one mutex, held to encode and
+// write a line. Once closed, what is journaled is dropped.
 type ackJournal struct {
 	broker string
 	clock  monoClock
 
 	mu     sync.Mutex
 	f      *os.File
-	buf    []byte
-	err    error // the first failed write: the journal stops there
+	buf    []byte // the line being written
+	err    error  // the first failed write: the journal stops there
 	closed bool
-
-	stop chan struct{}
-	done chan struct{}
 }
 
 // ackJournalPath is the file of this process's journal under prefix.
@@ -51,8 +40,7 @@ func ackJournalPath(prefix, broker string, pid int) string {
 	return fmt.Sprintf("%s.%s.%d.jsonl", prefix, broker, pid)
 }
 
-// openAckJournal creates this process's journal file under prefix and
-// starts its writer.
+// openAckJournal creates this process's journal file under prefix.
 func openAckJournal(prefix, broker string) (*ackJournal, error) {
 	clock, err := newMonoClock()
 	if err != nil {
@@ -63,9 +51,7 @@ func openAckJournal(prefix, broker string) (*ackJournal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("felix/broker: ack journal: %w", err)
 	}
-	j := &ackJournal{broker: broker, clock: clock, f: f, stop: make(chan struct{}), done: make(chan struct{})}
-	go j.flushEvery(ackJournalFlushEvery)
-	return j, nil
+	return &ackJournal{broker: broker, clock: clock, f: f}, nil
 }
 
 // ack journals one acknowledgement (replica.NodeConfig.OnAck).
@@ -88,49 +74,18 @@ func (j *ackJournal) add(e JournalEntry) {
 	if j.closed || j.err != nil {
 		return
 	}
-	j.buf = e.append(j.buf)
-	if len(j.buf) >= ackJournalBufferBytes {
-		j.writeLocked()
-	}
-}
-
-// writeLocked writes the buffer out: whole lines only, so that a kill
-// between two writes leaves no line torn.
-func (j *ackJournal) writeLocked() {
-	if len(j.buf) == 0 || j.err != nil {
-		return
-	}
+	j.buf = e.append(j.buf[:0])
 	_, j.err = j.f.Write(j.buf)
-	j.buf = j.buf[:0]
 }
 
-func (j *ackJournal) flushEvery(d time.Duration) {
-	defer close(j.done)
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-j.stop:
-			return
-		case <-t.C:
-			j.mu.Lock()
-			j.writeLocked()
-			j.mu.Unlock()
-		}
-	}
-}
-
-// close writes out what is buffered and closes the file; it reports the
-// first write that failed. Safe on a nil journal (none configured).
+// close closes the file; it reports the first write that failed. Safe
+// on a nil journal (none configured).
 func (j *ackJournal) close() error {
 	if j == nil {
 		return nil
 	}
-	close(j.stop)
-	<-j.done
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.writeLocked()
 	j.closed = true
 	if err := j.f.Close(); j.err == nil {
 		j.err = err

@@ -781,6 +781,7 @@ func (c *nemesisCluster) checkShard(ctx context.Context, h *history, s client.St
 		round, all = c.load.endEpoch()
 	}
 	acks, promotions := c.feedJournals(h, false)
+	c.checkJournaled(h, s)
 	r := check.Check(h.finalHistory(), check.Options{})
 	if !r.Valid() {
 		t.Fatalf("at %s: shard 0 read up to offset %d, the history checker: %s", leader, last, &r)

@@ -4,16 +4,22 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/felixbroker/felix/broker"
 	"github.com/felixbroker/felix/check"
+	"github.com/felixbroker/felix/client"
+	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/replica"
 )
 
@@ -22,30 +28,36 @@ import (
 // writes, to a file of its own, every acknowledgement its leaderships
 // send (with the lease window it relied on) and every promotion its
 // control plane begins. Each round's check reads what the journals hold
-// by then (written out every 20 ms: a process killed loses its last
-// moments' lines, never a line half written but its very last) and
-// records it beside the clients' operations, and the run's end reads
-// the rest once the brokers have stopped, a killed incarnation's file
-// too. So the history checker judges, across the real processes, two
-// brokers acknowledging at one generation (double-ack), an
-// acknowledgement outside 3L/4 of its lease (late-ack) and one sent once
-// a promotion above its generation had begun (ack-after-promotion): the
-// times are CLOCK_MONOTONIC, one clock for every process on the host.
-// (They are not the clients' operation times, which no ack is compared
-// with.)
+// by then and records it beside the clients' operations, and the run's
+// end reads the rest once the brokers have stopped, a killed
+// incarnation's file too. A broker writes each line before it sends the
+// ack the line records, so a kill -9 loses none: every publish a client
+// saw acknowledged must be in a journal by the time the client has its
+// answer (each round's check and the run's end check it: the wiring
+// cannot fail unseen). So the history checker judges, across the
+// real processes, two brokers acknowledging at one generation
+// (double-ack), an acknowledgement outside 3L/4 of its lease (late-ack)
+// and one sent once a promotion above its generation had begun
+// (ack-after-promotion): the times are CLOCK_MONOTONIC, one clock for
+// every process on the host. (They are not the clients' operation times,
+// which no ack is compared with.)
 
 // ackJournals are the journal files of a run's brokers, under one
 // prefix, and how far each has been read.
 type ackJournals struct {
 	prefix string
-	read   map[string]int64 // file -> the bytes of whole lines fed
-	torn   int              // last lines cut short, counted at the end
+	read   map[string]int64   // file -> the bytes of whole lines fed
+	torn   int                // last lines cut short, counted at the end
+	byLog  map[string]logAcks // acks fed by log (object, shard and part), for the run's figures
+	// spans are the offsets each log's acks covered, by the log's key.
+	spans map[string][][2]int64
 }
 
 // newAckJournals makes the run's journal prefix: its files go in a
 // directory of the test's own.
 func newAckJournals(t *testing.T) *ackJournals {
-	return &ackJournals{prefix: filepath.Join(t.TempDir(), "acks"), read: map[string]int64{}}
+	return &ackJournals{prefix: filepath.Join(t.TempDir(), "acks"), read: map[string]int64{}, byLog: map[string]logAcks{},
+		spans: map[string][][2]int64{}}
 }
 
 // env is the environment variable that turns a broker's journal on.
@@ -96,11 +108,60 @@ func (j *ackJournals) feedFile(rec *check.Recorder, name string, end bool) (acks
 	for _, e := range entries {
 		if recordJournalEntry(rec, e) {
 			acks++
+			k := journalLogKey(e.Object, e.Shard, e.Part)
+			j.byLog[k] = logAcks{acks: j.byLog[k].acks + 1, offsets: j.byLog[k].offsets + e.Last - e.First + 1}
+			j.spans[k] = append(j.spans[k], [2]int64{e.First, e.Last})
 		} else {
 			promotions++
 		}
 	}
 	return acks, promotions, nil
+}
+
+// journalLogKey names one log: its object, shard and part.
+func journalLogKey(object string, shard uint32, part string) string {
+	k := fmt.Sprintf("%s/%d", object, shard)
+	if part != "" {
+		k += " " + part
+	}
+	return k
+}
+
+// unjournaled are the offsets of the log given that no ack journaled
+// covers.
+func (j *ackJournals) unjournaled(object string, shard uint32, offsets []int64) []int64 {
+	spans := slices.Clone(j.spans[journalLogKey(object, shard, "")])
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	reach := make([]int64, len(spans)) // reach[i]: the highest last of spans[:i+1]
+	for i, sp := range spans {
+		reach[i] = sp[1]
+		if i > 0 {
+			reach[i] = max(reach[i], reach[i-1])
+		}
+	}
+	var out []int64
+	for _, o := range offsets {
+		i := sort.Search(len(spans), func(i int) bool { return spans[i][0] > o }) - 1
+		if i < 0 || reach[i] < o {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// logAcks are the acks of one log, and the offsets they covered.
+type logAcks struct {
+	acks    int
+	offsets int64
+}
+
+// figures are the acks fed by log, in order.
+func (j *ackJournals) figures() string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(j.byLog)) {
+		out = append(out, fmt.Sprintf("%s %d (of %d offsets)", k, j.byLog[k].acks, j.byLog[k].offsets))
+	}
+	return strings.Join(out, ", ")
 }
 
 // recordJournalEntry records one journal entry as the checker's Ack or
@@ -135,8 +196,9 @@ func (c *nemesisCluster) feedJournals(h *history, end bool) (acks, promotions in
 // broker a acknowledging at generation 1 after broker b's control plane
 // began promoting the shard to 2 is reported (ack-after-promotion); the
 // same lines with a's ack before the promotion are valid. Lines are fed
-// once each, a line still being written waits for its newline, and a
-// last line cut short is counted torn at the end.
+// once each, a line still being written waits for its newline, a last
+// line cut short is counted torn at the end, and an acknowledged offset
+// no journaled ack covers is found.
 func TestTheNemesisFeedsTheBrokersJournalsToTheChecker(t *testing.T) {
 	const (
 		ackA1      = `{"v":1,"kind":"ack","broker":"a","object":"stream/t/nemesis/s","shard":0,"gen":1,"first":%d,"last":%d,"t":%d,"until":5000000000,"lease":1000000000}` + "\n"
@@ -168,6 +230,9 @@ func TestTheNemesisFeedsTheBrokersJournalsToTheChecker(t *testing.T) {
 			if err != nil || acks != 2 || promotions != 0 || j.torn != 1 {
 				t.Fatalf("the end's feed: %d acks, %d promotions, %d torn, %v; want 2, 0 and 1 torn", acks, promotions, j.torn, err)
 			}
+			if missed := j.unjournaled("stream/t/nemesis/s", 0, []int64{0, 4, 5, 8, 9, 10}); !slices.Equal(missed, []int64{10}) {
+				t.Fatalf("offsets no journaled ack covers: %v, want [10]", missed)
+			}
 			r := check.Check(rec.History(), check.Options{})
 			if r.Stats.Acks != 3 || r.Stats.Promotions != 1 {
 				t.Fatalf("checked %+v, want 3 acks and 1 promotion", r.Stats)
@@ -193,5 +258,23 @@ func writeJournal(t *testing.T, name, s string) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkJournaled fails the test unless every publish to shard 0 of s a
+// client saw acknowledged is covered by an ack a broker journaled: what
+// the journals miss, the checker cannot judge.
+func (c *nemesisCluster) checkJournaled(h *history, s client.Stream) {
+	c.t.Helper()
+	var offsets []int64
+	for _, a := range h.snapshot() {
+		if a.err == nil {
+			offsets = append(offsets, a.pos.Offset)
+		}
+	}
+	object := cluster.ObjectID{Kind: cluster.KindStream, Tenant: s.Tenant, Namespace: s.Namespace, Name: s.Name}.String()
+	if missed := c.journals.unjournaled(object, 0, offsets); len(missed) > 0 {
+		c.t.Fatalf("%d of the %d publishes acknowledged to a client are in no broker's ack journal, at offsets %v (at most 20 shown)",
+			len(missed), len(offsets), missed[:min(len(missed), 20)])
 	}
 }

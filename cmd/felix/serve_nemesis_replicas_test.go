@@ -146,6 +146,7 @@ func (c *nemesisCluster) checkReplicas(ctx context.Context, h *history, s client
 		figures = append(figures, fmt.Sprintf("%s watermark %d, records held: %s", l.shard, l.watermark, strings.Join(held, ", ")))
 	}
 	acks, promotions := c.feedJournals(h, true)
+	c.checkJournaled(h, s)
 	r := check.Check(h.finalHistory(), check.Options{})
 	if !r.Valid() {
 		t.Fatalf("the replicas' logs (%s), the history checker: %s", strings.Join(figures, "; "), &r)
@@ -153,8 +154,8 @@ func (c *nemesisCluster) checkReplicas(ctx context.Context, h *history, s client
 	if r.Stats.Acks == 0 {
 		t.Fatalf("the brokers' ack journals held no acknowledgement over a run of %d acknowledged publishes: the journals are not wired", r.Stats.Acknowledged)
 	}
-	t.Logf("the replicas' logs: %s; the brokers' journals at the end: %d acks and %d promotions more, %d last lines torn; the history checker: %s",
-		strings.Join(figures, "; "), acks, promotions, c.journals.torn, r.Summary())
+	t.Logf("the replicas' logs: %s; the brokers' journals at the end: %d acks and %d promotions more, %d last lines torn; the run's acks by log: %s; the history checker: %s",
+		strings.Join(figures, "; "), acks, promotions, c.journals.torn, c.journals.figures(), r.Summary())
 }
 
 // stopAll stops the brokers as the run's cleanup would (SIGTERM to
