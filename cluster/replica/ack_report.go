@@ -37,16 +37,6 @@ func (l *Lease) validWindow(now time.Time, gen uint64) (bool, leaseWindow) {
 	return l.validLocked(now, gen), leaseWindow{until: l.until, d: l.granted}
 }
 
-// leaseAt reports whether the lease holds at now for this leadership and,
-// only when OnAck is set (else the zero window, at no extra cost), the
-// window it held to.
-func (l *Leader) leaseAt(now time.Time) (bool, leaseWindow) {
-	if l.cfg.OnAck == nil {
-		return l.cfg.Lease.Valid(now, uint64(l.gen)), leaseWindow{}
-	}
-	return l.cfg.Lease.validWindow(now, uint64(l.gen))
-}
-
 // reportAck hands OnAck the acknowledgement of p, about to be sent.
 func (l *Leader) reportAck(p pendingAck, at time.Time, w leaseWindow) {
 	l.cfg.OnAck(AckReport{Ref: l.cfg.Ref, Generation: uint64(l.gen), First: p.first, Last: p.last,
