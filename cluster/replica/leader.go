@@ -86,10 +86,11 @@ type LeaderConfig struct {
 	// OnCommit receives the records that became acknowledgeable, in order
 	// (the shard's subscribers). It runs on the leader's goroutine.
 	OnCommit func(first, next int64, records []byte)
-	// OnAck, when set, is told of every append acknowledged OK, just
-	// before its waiter is (AckReport): on whichever goroutine settles it,
-	// one at a time, in offset order. It must not block. Nil (what a
-	// broker runs with unless a test journals its acks) costs nothing.
+	// OnAck, when set, is told of every append acknowledged OK before its
+	// waiter is handed the ack (AckReport): on whichever goroutine settles
+	// it, one at a time, in offset order. It must not block. Nil (what a
+	// broker runs with unless a test journals its acks) costs one nil
+	// check a settle.
 	OnAck func(AckReport)
 	// BatchBytes bounds one REPLICATE's records (default 256 KiB);
 	// Inflight the batches in flight per follower (default 16).
