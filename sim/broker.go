@@ -11,6 +11,7 @@ import (
 	"github.com/felixbroker/felix/cluster/peer"
 	"github.com/felixbroker/felix/cluster/replica"
 	"github.com/felixbroker/felix/cluster/replicated"
+	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
 	"github.com/felixbroker/felix/engine/shardlog"
 	"github.com/felixbroker/felix/segment/vfs"
@@ -29,11 +30,14 @@ type broker struct {
 	fresh bool            // its disk was replaced at its last start
 	boot  string          // the machine's boot id: a power cut changes it
 
-	// The caches, while it is up and the run has any (cache_broker.go):
-	// the real engine/cache store over the shared adapter.
+	// The adapter and its view, while it is up and the run has caches or
+	// the engine (cache_broker.go); the caches (the real engine/cache
+	// store) and in an engine run the stream engine (engine_broker.go),
+	// over the adapter.
 	view   *brokerView
 	reps   *replicated.Replicas
 	caches *cache.Store
+	engine *engine.Engine
 	// cacheCalls, by cache, lets one client goroutine at a time into the
 	// cache's methods (an answer it waits for afterwards does not count):
 	// a write that finds its shard led anew rebuilds it holding the
@@ -100,8 +104,14 @@ func (w *World) startBroker(b *broker) error {
 	w.gate.setOpen(b.id, true) // recovery syncs on this goroutine
 	fs := &gatedFS{FS: b.fs, gate: w.gate, broker: b.id}
 	quiet := slog.New(slog.DiscardHandler)
+	w.openAdapter(b, quiet)
+	if w.cfg.Engine {
+		if err := w.openEngine(b, fs, quiet); err != nil {
+			return fmt.Errorf("%s: opening the engine: %w", b.id, err)
+		}
+	}
 	for i, s := range w.cfg.Shards {
-		if !w.holdsShard(b, shardID(i)) {
+		if w.cfg.Engine || !w.holdsShard(b, shardID(i)) {
 			continue
 		}
 		l, err := shardlog.Open(shardlog.Options{FS: fs, Dir: shardDir(i), Fsync: s.Fsync, SegmentBytes: 1 << 20, BufferBytes: 64 << 10})
@@ -142,13 +152,16 @@ func (w *World) stop(b *broker) {
 	w.gate.setOpen(b.id, true)
 	b.tr.Close() // first: the calls in flight fail now, so Close waits on no timer
 	b.closeCaches()
+	engineRun := b.engine != nil
+	b.closeEngine() // its logs too
 	b.node.Close()
 	for i, l := range b.logs {
-		if l != nil && l.Close() == nil {
+		if !engineRun && l != nil && l.Close() == nil {
 			_ = replica.MarkCleanStop(b.fs, shardDir(i))
 		}
 	}
 	b.node, b.tr, b.logs = nil, nil, nil
+	b.reps, b.view = nil, nil
 }
 
 // kill crashes b as a power cut does: its disk keeps what mode leaves of

@@ -19,6 +19,11 @@ type Config struct {
 	// Caches are the replicated caches beside the stream (cache_config.go):
 	// none in half the seeds.
 	Caches []CacheConfig
+	// Engine: each broker opens the real stream engine over its node, and
+	// the stream's clients publish and subscribe through it
+	// (engine_config.go): a third of the seeds. Its shards then share one
+	// ShardConfig, the stream's (the engine's settings are a stream's).
+	Engine bool
 	// Faults is how many faults the run injects (spread over Duration).
 	Faults int
 	// Bug, when set, is a test-only defect the run injects (bug.go).
@@ -68,6 +73,12 @@ func ConfigOf(seed uint64) Config {
 		c.Shards = append(c.Shards, s)
 	}
 	c.Caches = drawCaches(seed)
+	c.Engine = drawEngine(seed)
+	if c.Engine {
+		for i := range c.Shards {
+			c.Shards[i] = c.Shards[0]
+		}
+	}
 	return c
 }
 
@@ -75,6 +86,9 @@ func (c Config) String() string {
 	s := fmt.Sprintf("seed %d: %d brokers, lease %v, %v, shards %v, %d faults", c.Seed, c.Brokers, c.Lease, c.Duration, c.Shards, c.Faults)
 	if len(c.Caches) > 0 {
 		s += fmt.Sprintf(", caches %v", c.Caches)
+	}
+	if c.Engine {
+		s += ", through the engine"
 	}
 	return s
 }

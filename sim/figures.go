@@ -20,6 +20,11 @@ type figures struct {
 	// for linearizability, and the caches by class.
 	cacheOps, cacheOk, cacheKeys int
 	caches                       map[string]int
+	// The engine runs': how many, the operations checked on their
+	// shards (publishes and reads through the engine), the subscriptions
+	// their subscribers made and the records those delivered.
+	engineSeeds, engineOps, enginePublishes, engineReads int
+	subscriptions, subRecords                            int
 }
 
 func (f *figures) add(r *Result) {
@@ -50,6 +55,16 @@ func (f *figures) add(r *Result) {
 	for k, n := range r.Stats.Faults {
 		f.faults[k] += n
 	}
+	if r.Config.Engine {
+		f.engineSeeds++
+		f.subscriptions += r.Stats.Subscriptions
+		f.subRecords += r.Stats.SubRecords
+		for _, rep := range r.Reports {
+			f.engineOps += rep.Stats.Ops
+			f.enginePublishes += rep.Stats.Publishes
+			f.engineReads += rep.Stats.Reads
+		}
+	}
 	for _, rep := range r.Reports {
 		f.ops += rep.Stats.Ops
 		f.publishes += rep.Stats.Publishes
@@ -70,8 +85,9 @@ func (f *figures) add(r *Result) {
 }
 
 func (f *figures) String() string {
-	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
+	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; through the engine: %d seeds, %d ops (%d publishes, %d reads), %d subscriptions delivering %d records; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
 		f.seeds, f.failed, sorted(f.shards), sorted(f.caches), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.delivered,
+		f.engineSeeds, f.engineOps, f.enginePublishes, f.engineReads, f.subscriptions, f.subRecords,
 		f.cacheOps, f.cacheOk, f.cacheKeys, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
 }
 

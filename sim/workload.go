@@ -35,15 +35,17 @@ func checkShard(i int) check.Shard { return check.Shard{Stream: "s", Index: uint
 
 // workload is the simulated clients: each makes one operation at a time,
 // a publish at the shard's leader (as the client believes it) or a read of
-// its committed log from offset 0.
+// its committed log from offset 0; in an engine run both through the
+// broker's stream engine (engine_workload.go), beside the subscribers.
 type workload struct {
 	w     *World
 	busy  [clients]bool
 	ops   int
 	value int
+	subs  []*subscriber // an engine run's live readers (engine_subs.go)
 }
 
-func newWorkload(w *World) *workload { return &workload{w: w} }
+func newWorkload(w *World) *workload { return &workload{w: w, subs: newSubscribers(w)} }
 
 func (l *workload) step(time.Duration) {
 	for c := range clients {
@@ -51,6 +53,10 @@ func (l *workload) step(time.Duration) {
 			continue
 		}
 		l.ops++
+		if l.w.cfg.Engine {
+			l.engineOp(c)
+			continue
+		}
 		i := l.w.rng.IntN(len(l.w.cfg.Shards))
 		b := l.w.leaderOf(i)
 		if b == nil || l.w.rng.Float64() < staleShare {
@@ -67,6 +73,7 @@ func (l *workload) step(time.Duration) {
 		l.publish(c, i, b)
 		synctest.Wait() // what the append set going settles before the next one starts
 	}
+	l.stepSubscribers()
 }
 
 // publish appends one record at b's leadership of shard i.

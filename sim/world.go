@@ -38,9 +38,10 @@ type World struct {
 	inbox    inbox
 	appended appendedQueue // the caches' parts to ship (cache_broker.go)
 	gate     *syncGate
-	rec      []*check.Recorder  // by shard: each shard is judged by its contract
-	cacheRec []*check.Recorder  // by cache, judged as the streams' shards are
-	catalog  *cache.FileCatalog // the caches' catalog, every broker's
+	rec      []*check.Recorder   // by shard: each shard is judged by its contract
+	cacheRec []*check.Recorder   // by cache, judged as the streams' shards are
+	catalog  *cache.FileCatalog  // the caches' catalog, every broker's
+	streams  *engine.FileCatalog // the stream's catalog, every broker's engine's (an engine run)
 	rng      *rand.Rand
 	roles    []roleChange // assignments the brokers are yet to learn, oldest first
 	load     *workload
@@ -56,8 +57,11 @@ type Stats struct {
 	Faults             map[string]int // injected, by kind
 	Publishes, Acked   int
 	Reads              int
-	CacheOps, CacheOk  int // cache and counter operations, and those answered
-	FinalUnavailable   int // shards that had no serving leader at the end
+	// An engine run's: the subscriptions its subscribers made, and the
+	// records they were delivered.
+	Subscriptions, SubRecords int
+	CacheOps, CacheOk         int // cache and counter operations, and those answered
+	FinalUnavailable          int // shards that had no serving leader at the end
 }
 
 func newWorld(cfg Config) (*World, error) {
@@ -70,6 +74,9 @@ func newWorld(cfg Config) (*World, error) {
 		w.rec = append(w.rec, &check.Recorder{})
 	}
 	if err := w.openCatalog(); err != nil {
+		return nil, err
+	}
+	if err := w.openStreamCatalog(); err != nil {
 		return nil, err
 	}
 	for k := range cfg.Brokers {
@@ -146,6 +153,20 @@ func (w *World) openCatalog() error {
 	return nil
 }
 
+// openStreamCatalog writes the stream's entry in the catalog the brokers'
+// engines share, in an engine run (the catalog is empty otherwise).
+func (w *World) openStreamCatalog() error {
+	c, err := engine.OpenFileCatalog(nil, "")
+	if err != nil {
+		return err
+	}
+	w.streams = c
+	if !w.cfg.Engine {
+		return nil
+	}
+	return c.Create(streamInfo(w.cfg, w.began))
+}
+
 // now is the fake time since the run began.
 func (w *World) now() time.Duration { return time.Since(w.began) }
 
@@ -201,8 +222,8 @@ func (w *World) applyTo(b *broker, s cluster.StoredAssignment) {
 	if !b.up() {
 		return
 	}
-	if s.Shard.Object.Kind == cluster.KindCache {
-		w.cacheRole(b, s)
+	if s.Shard.Object.Kind == cluster.KindCache || w.cfg.Engine {
+		w.adapterRole(b, s)
 		return
 	}
 	a := s.Assignment
@@ -272,6 +293,8 @@ func (w *World) finish() {
 		if ld == nil || !ld.Serving(time.Now()) {
 			w.stats.FinalUnavailable++
 			w.trace.add("final shard %d: no serving leader", i)
+		} else if w.cfg.Engine {
+			w.load.engineRead(b, i, len(w.brokers)+clients+subscribers, true)
 		} else {
 			w.load.read(ld, i, b.id, len(w.brokers), true)
 		}
