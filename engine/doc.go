@@ -56,7 +56,10 @@
 // reads history from the log until it reaches the end, then registers for
 // live records under the shard's subscriber lock, so nothing published in
 // between is missed; live records at offsets it already read are skipped,
-// so nothing is delivered twice. Live records are copied into the
+// so nothing is delivered twice, and live records past the offset it
+// expects next (a replicated shard whose leadership left this broker and
+// came back hands over from the new leadership's commit on) send it back
+// to reading history from that offset, so nothing is skipped. Live records are copied into the
 // subscription's bounded queue by the log's committer; a full queue drops
 // the new record (DropNew), the oldest (DropOld), or ends the subscription
 // with the first missed offset (Disconnect). Offsets travel with the

@@ -303,7 +303,9 @@ func dropControl(out []byte, from int, limit int64, keepControl bool) (_ []byte,
 }
 
 // offer queues the live records of one flush; called under Shard.subMu.
-// It reports whether the subscription ended (Disconnect).
+// It reports whether the subscription ended (Disconnect). Records that do
+// not follow on from the subscription's next offset send it back to
+// reading history from there.
 func (s *Subscription) offer(records []byte) (ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -320,6 +322,16 @@ func (s *Subscription) offer(records []byte) (ended bool) {
 		}
 		if r.Offset < s.next {
 			continue
+		}
+		if r.Offset > s.next {
+			// A gap in what the log hands over live: a replicated shard
+			// whose leadership left this broker and came back hands over
+			// from the new leadership's commit on, and what was
+			// committed meanwhile never came through here. It is in the
+			// log: read it as history, then go live again (catchUp).
+			s.live = false
+			s.wake()
+			return false
 		}
 		size := r.Size()
 		if r.Flags&segment.FlagControl != 0 {

@@ -19,4 +19,9 @@ const (
 	// a Quorum cache whose leader acknowledges a write once its own log
 	// has it, before any follower does.
 	BugCacheLeaderAcks
+	// BugStreamLeaderAcks, in an engine run, opens the stream in every
+	// broker's engine at the Leader level while the control plane and the
+	// checker take it for Quorum: its leader acknowledges a publish once
+	// its own log has it, before any follower does.
+	BugStreamLeaderAcks
 )

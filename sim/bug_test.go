@@ -16,14 +16,19 @@ const bugSeedsMax = 40
 // An injected bug must make some run fail, with the kinds it causes: the
 // simulator's faults reach the interleavings that expose it and the
 // checker sees it. The seed that caught it must pass without it. The
-// stream's bugs run without caches, as they did before caches were in, and
-// without the engine (whose publish path and reads they would bypass).
+// stream's bugs run without caches, as they did before caches were in;
+// the simulator's own clients' without the engine (whose publish path and
+// reads they bypass), the engine's with it in every seed.
 func TestAnInjectedBugFailsTheRun(t *testing.T) {
 	t.Run("ack-before-quorum", func(t *testing.T) {
 		catchBug(t, BugAckBeforeQuorum, nil, check.LostWrite, check.Unseen, check.InconsistentOffsets)
 	})
 	t.Run("read-past-commit", func(t *testing.T) {
 		catchBug(t, BugReadPastCommit, nil, check.RolledBackRead, check.AbortedRead, check.InconsistentOffsets)
+	})
+	t.Run("stream-leader-acks", func(t *testing.T) {
+		catchBug(t, BugStreamLeaderAcks, nil, check.LostWrite, check.Unseen, check.InconsistentOffsets, check.PollSkip,
+			check.RolledBackRead)
 	})
 }
 
@@ -46,7 +51,7 @@ func catchBug(t *testing.T, bug Bug, caches []CacheConfig, want ...check.Kind) {
 	for seed := uint64(1); seed <= bugSeedsMax; seed++ {
 		cfg := ConfigOf(seed)
 		cfg.Bug, cfg.Faults, cfg.Caches = bug, faultsMax, caches // every seed's shards and the most faults
-		cfg.Engine = false                                       // the bugs are the simulator's own stream clients'
+		cfg.Engine = bug == BugStreamLeaderAcks                  // the others are the simulator's own stream clients'
 		for i := range cfg.Shards {
 			cfg.Shards[i] = ShardConfig{Consistency: replica.ConsistencyQuorum, Fsync: shardlog.OnCommit()}
 		}

@@ -28,7 +28,7 @@ func streamInfo(c Config, created time.Time) engine.StreamInfo {
 	cfg := engine.StreamConfig{Shards: len(c.Shards), Durable: true, ReplicationFactor: c.Brokers,
 		Consistency: engine.ConsistencyLeader, Fsync: engine.FsyncSetting{Kind: "OnCommit"},
 		Delivery: engine.DeliveryAtLeastOnce, Kind: engine.KindStream}
-	if s.Consistency == replica.ConsistencyQuorum {
+	if s.Consistency == replica.ConsistencyQuorum && c.Bug != BugStreamLeaderAcks {
 		cfg.Consistency = engine.ConsistencyQuorum
 	}
 	if s.Fsync.Kind == shardlog.FsyncPeriodic {
