@@ -170,8 +170,8 @@ func (p *publishWaiter) Published(runs []engine.AckRun, err error) {
 // engineRead reads shard i at b from offset 0 to its end through a
 // subscription of its own (UntilEnd), as one delivery: at a broker that
 // does not lead the shard it is refused, as the server refuses a
-// subscribe there.
-func (l *workload) engineRead(b *broker, i int, c int, final bool) {
+// subscribe there. It reports whether the read was made.
+func (l *workload) engineRead(b *broker, i int, c int, final bool) bool {
 	w := l.w
 	sub := fmt.Sprintf("r%d", l.ops)
 	if final {
@@ -183,7 +183,7 @@ func (l *workload) engineRead(b *broker, i int, c int, final bool) {
 	if err != nil {
 		h.Fail(w.nowNs(), err.Error())
 		w.trace.add("%s read at %s: %v", tag, b.id, err)
-		return
+		return false
 	}
 	defer s.Close()
 	var out []check.Record
@@ -196,12 +196,13 @@ func (l *workload) engineRead(b *broker, i int, c int, final bool) {
 		if err != nil {
 			h.Fail(w.nowNs(), err.Error())
 			w.trace.add("%s read at %s failed after %d records: %v", tag, b.id, len(out), err)
-			return
+			return false
 		}
 	}
 	w.stats.Reads++
 	h.Ok(w.nowNs(), check.Delivered{Records: out})
 	w.trace.add("%s read at %s: %d records", tag, b.id, len(out))
+	return true
 }
 
 // subscribeAt subscribes to shard i at b's engine, as the server's

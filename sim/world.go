@@ -294,7 +294,9 @@ func (w *World) finish() {
 			w.stats.FinalUnavailable++
 			w.trace.add("final shard %d: no serving leader", i)
 		} else if w.cfg.Engine {
-			w.load.engineRead(b, i, len(w.brokers)+clients+subscribers, true)
+			if !w.load.engineRead(b, i, len(w.brokers)+clients+subscribers, true) {
+				w.stats.FinalUnavailable++ // its leader serves, its engine not yet: no final read
+			}
 		} else {
 			w.load.read(ld, i, b.id, len(w.brokers), true)
 		}
