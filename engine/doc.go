@@ -59,7 +59,10 @@
 // so nothing is delivered twice, and live records past the offset it
 // expects next (a replicated shard whose leadership left this broker and
 // came back hands over from the new leadership's commit on) send it back
-// to reading history from that offset, so nothing is skipped. Live records are copied into the
+// to reading history from that offset, so nothing is skipped. One whose
+// shard's end lies below its offset (a replicated shard's leadership here
+// ended: the end is this replica's known commit) counts as caught up and
+// waits for live records. Live records are copied into the
 // subscription's bounded queue by the log's committer; a full queue drops
 // the new record (DropNew), the oldest (DropOld), or ends the subscription
 // with the first missed offset (Disconnect). Offsets travel with the

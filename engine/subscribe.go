@@ -269,7 +269,13 @@ func (s *Subscription) catchUp(from int64, dst []byte, maxBytes int) (out []byte
 	}
 	sh.subMu.Lock()
 	s.mu.Lock()
-	if s.err == nil && sh.log.End() == s.next {
+	// Caught up once nothing lies between the log's end and where the
+	// subscription is. An end below it (a replicated shard whose
+	// leadership here ended: the end is then this replica's known commit)
+	// is caught up too, so the subscription waits for what the log hands
+	// over live rather than reading nothing for ever; records below its
+	// offset are skipped, and a gap sends it back here (offer).
+	if s.err == nil && sh.log.End() <= s.next {
 		s.live = true
 	}
 	s.mu.Unlock()

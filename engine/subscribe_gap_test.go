@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,5 +105,97 @@ func TestALiveSubscriptionReadsAGapInWhatIsHandedOverFromTheLog(t *testing.T) {
 	}
 	if st := sub.Stats(); st.Dropped != 0 || st.Delivered != 7 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// endLog is a replicated shard's log whose end the test lowers, as a
+// broker's end of a shard falls to its known commit when its leadership
+// there ends: reads stop there too.
+type endLog struct {
+	*shardlog.Log
+	end atomic.Int64 // -1: the log's own
+}
+
+func (l *endLog) End() int64 {
+	if e := l.end.Load(); e >= 0 {
+		return e
+	}
+	return l.Log.End()
+}
+
+func (l *endLog) Read(from int64, maxBytes int, dst []byte) ([]byte, int64, error) {
+	if e := l.end.Load(); e >= 0 && from >= e {
+		return dst, from, nil
+	}
+	return l.Log.Read(from, maxBytes, dst)
+}
+
+type endReplication struct {
+	log      *endLog
+	onCommit func(first, next int64, records []byte)
+}
+
+func (r *endReplication) Replicate(rl ReplicaLog) (ReplicatedLog, error) {
+	r.log = &endLog{Log: rl.Log}
+	r.log.end.Store(-1)
+	r.onCommit = rl.OnCommit
+	return r.log, nil
+}
+
+// A subscription not live yet whose shard's end falls below its offset (a
+// replicated shard whose leadership on this broker ended before the
+// subscription caught up: the end is then the replica's known commit)
+// waits, rather than reading nothing in a loop for ever (seed 1898 of the
+// simulator hung so), and delivers from its offset once records come.
+func TestASubscriptionPastItsShardsEndWaits(t *testing.T) {
+	r := &endReplication{}
+	e, err := Open(Options{FS: vfs.NewMem(), Dir: "/data", Fsync: shardlog.OnCommit(), Replication: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.CreateStream(sid, StreamConfig{Durable: true, ReplicationFactor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := e.Stream(sid)
+	sh, _ := s.Shard(0)
+	publish(t, s, Record{Value: []byte("a")}, Record{Value: []byte("b")}, Record{Value: []byte("c")})
+	sub, err := sh.Subscribe(SubscribeOptions{Start: StartOffset, Offset: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	r.log.end.Store(1) // the leadership ended before the subscription caught up
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := sub.Next(ctx, nil, 1<<20)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != context.DeadlineExceeded {
+			t.Fatalf("Next past the end: %v, want it to wait", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next past the shard's end never returned: it reads nothing in a loop")
+	}
+	r.log.end.Store(-1) // leading again
+	publish(t, s, Record{Value: []byte("d")})
+	all, _, err := sh.Read(3, 1<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.onCommit(3, 4, all)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	buf, err := sub.Next(ctx, nil, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := segment.NewIter(buf)
+	if rec, ok := it.Next(); !ok || rec.Offset != 3 || string(rec.Value) != "d" {
+		t.Fatalf("got %v %v, want offset 3 %q", rec, ok, "d")
 	}
 }

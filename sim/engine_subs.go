@@ -103,10 +103,12 @@ func (l *workload) subscribe(s *subscriber) {
 	sub, err := subscribeAt(b, s.shard, engine.SubscribeOptions{Start: engine.StartOffset, Offset: int64(s.next)})
 	var oe *engine.OffsetError
 	switch {
-	case errors.As(err, &oe) && errors.Is(err, engine.ErrOffsetPastEnd):
-		// The new leader's log ends below what this subscriber was
-		// delivered (a Leader or Periodic shard's loss): it resumes at
-		// that end, the records it holds there are others.
+	case errors.As(err, &oe) && errors.Is(err, engine.ErrOffsetPastEnd) && !w.cfg.Shards[s.shard].Lossless():
+		// The leader's log ends below what this subscriber was delivered
+		// (a Leader or Periodic shard may lose what it acknowledged): it
+		// resumes at that end, the records it holds from there are others.
+		// (A lossless shard's end is past it once its leadership there
+		// serves: it tries again.)
 		w.trace.add("sub%d.%d at %s: owed %d, past the end %d: resumes there", s.j, s.count, b.id, s.next, oe.End)
 		s.next = uint64(oe.End)
 		return
