@@ -94,7 +94,7 @@ func (sh *shard) reholdValues(n *shardlog.Log) error {
 // index's seed (keys are routed with it unlocked) and has a value cache
 // number of its own.
 func (sh *shard) rebuilt() (*shard, error) {
-	fresh := &shard{c: sh.c, index: sh.index, gen: sh.gen, logs: sh.logs, values: sh.values,
+	fresh := &shard{c: sh.c, index: sh.index, gen: sh.gen, logs: sh.logs, values: sh.values, quorum: sh.quorum,
 		ix: index{seed: sh.ix.seed, main: map[hashKey]entry{}}}
 	fresh.valueNo.Store(sh.c.store.opened.Add(1))
 	if _, err := fresh.rebuild(); err != nil {
@@ -110,6 +110,7 @@ func (sh *shard) rebuilt() (*shard, error) {
 func (sh *shard) install(fresh *shard) {
 	sh.ixMu.Lock()
 	sh.ix.main, sh.ix.collide = fresh.ix.main, fresh.ix.collide
+	sh.deleting, sh.deletingSweepAt = fresh.deleting, fresh.deletingSweepAt
 	sh.ixMu.Unlock()
 	sh.appended, sh.lastGen = fresh.appended, sh.log().LastGeneration()
 	sh.pending = pendingRing{slots: sh.pending.slots}

@@ -209,3 +209,44 @@ func (cr *counterRead) Committed(_, _ int64, err error) {
 	}
 	r.CounterRead(v, err)
 }
+
+// deletingSweep is how many deletes deleting holds, at least, before
+// those below the watermark are dropped.
+const deletingSweep = 256
+
+// noteDeletingLocked records, on a Quorum shard, that the record at off
+// deletes the key of fp. ixMu held for writing (or the shard not shared
+// yet: a rebuild's).
+func (sh *shard) noteDeletingLocked(fp fingerprint, off int64) {
+	if !sh.quorum {
+		return
+	}
+	if sh.deleting == nil {
+		sh.deleting = map[uint64]int64{}
+	}
+	sh.deleting[fp.h] = off
+	if len(sh.deleting) >= max(sh.deletingSweepAt, deletingSweep) {
+		sh.sweepDeletingLocked()
+	}
+}
+
+// sweepDeletingLocked drops the deletes below the watermark, which no
+// get waits for any more. ixMu held for writing.
+func (sh *shard) sweepDeletingLocked() {
+	vis := sh.visible()
+	for h, o := range sh.deleting {
+		if o < vis {
+			delete(sh.deleting, h)
+		}
+	}
+	sh.deletingSweepAt = 2 * len(sh.deleting)
+}
+
+// deletePendingLocked is the offset of the delete of fp's key that is not
+// visible yet, -1 when none. ixMu held.
+func (sh *shard) deletePendingLocked(fp fingerprint) int64 {
+	if off, ok := sh.deleting[fp.h]; ok && off >= sh.visible() {
+		return off
+	}
+	return -1
+}

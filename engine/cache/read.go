@@ -125,9 +125,13 @@ func (sh *shard) getVisible(fp fingerprint, key, dst []byte) (_ Item, pending in
 		}
 		sh.ixMu.RLock()
 		f := sh.ix.lookup(fp, key)
+		deleted := int64(-1)
+		if !f.ok {
+			deleted = sh.deletePendingLocked(fp)
+		}
 		sh.ixMu.RUnlock()
 		if !f.ok {
-			return Item{}, -1, nil
+			return Item{}, deleted, nil // a delete not visible yet: wait for it (quorum.go)
 		}
 		if f.off >= sh.visible() {
 			return Item{}, f.off, nil

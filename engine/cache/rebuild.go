@@ -54,6 +54,9 @@ func (sh *shard) replay(r *segment.Record, now int64) error {
 	if isDelete(r) || expired(exp, now) {
 		if st.entry {
 			sh.ix.remove(fp, r.Key, st.slot)
+			if isDelete(r) {
+				sh.noteDeletingLocked(fp, r.Offset)
+			}
 		}
 		return nil
 	}

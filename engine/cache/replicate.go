@@ -178,6 +178,9 @@ func (sh *shard) takeLead(gen uint32) error {
 	sh.takeCommitted(gen) // a Quorum shard's reads start at its leadership's watermark (quorum.go)
 	sh.led.Store(gen)
 	sh.watchMu.Unlock()
+	sh.ixMu.Lock()
+	sh.sweepDeletingLocked() // the rebuild's deletes below the watermark
+	sh.ixMu.Unlock()
 	sh.wakeReaders()
 	sh.c.store.opts.Logger.Info("cache shard leads", "cache", sh.c.info.ID.String(), "shard", sh.index,
 		"generation", gen, "keys", fresh.ix.len(), "end", sh.appended, "rebuild", time.Since(began))

@@ -49,8 +49,15 @@ type shard struct {
 	frame    []byte      // scratch: a value framed with its expiry
 	headBuf  []byte      // scratch: the record an index entry names
 
-	ixMu sync.RWMutex // guards ix: writers change it holding writeMu too
+	ixMu sync.RWMutex // guards ix and deleting: writers change them holding writeMu too
 	ix   index
+	// deleting is, on a Quorum shard, the offset of each key's latest
+	// delete (by key hash) not known to be committed: a delete takes its
+	// key out of ix at once, and a get that then finds no entry waits for
+	// that offset to commit, as it waits for a put's, rather than show a
+	// delete a failover could take back (quorum.go).
+	deleting        map[uint64]int64
+	deletingSweepAt int // its size at which those below the watermark are dropped next
 	// expiries is set (under writeMu, before the index names it) once any
 	// value of the shard has an expiry, and never cleared while it is
 	// open: until then no index entry has one, and a writer reads no

@@ -280,6 +280,9 @@ func (sh *shard) delLocked(fp fingerprint, key []byte, cond Condition, pre preRe
 	if st.entry {
 		sh.ixMu.Lock()
 		sh.ix.remove(fp, key, st.slot)
+		if st.found {
+			sh.noteDeletingLocked(fp, sh.appended) // the tombstone's offset
+		}
 		sh.ixMu.Unlock()
 	}
 	if !st.found {
