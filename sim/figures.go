@@ -23,14 +23,15 @@ type figures struct {
 	// The engine runs': how many, the operations checked on their
 	// shards (publishes and reads through the engine), the subscriptions
 	// their subscribers made and the records those delivered.
-	engineSeeds, engineOps, enginePublishes, engineReads int
-	subscriptions, subRecords                            int
+	engineSeeds, engineOps, enginePublishes, engineAcked, engineReads int
+	subscriptions, subRecords                                         int
+	engineAnomalies                                                   map[string]int // by shard class and kind
 }
 
 func (f *figures) add(r *Result) {
 	if f.faults == nil {
 		f.faults, f.anomalies, f.tolerated, f.shards = map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
-		f.caches = map[string]int{}
+		f.caches, f.engineAnomalies = map[string]int{}, map[string]int{}
 	}
 	for _, c := range r.Config.Caches {
 		f.caches[c.class()]++
@@ -59,10 +60,16 @@ func (f *figures) add(r *Result) {
 		f.engineSeeds++
 		f.subscriptions += r.Stats.Subscriptions
 		f.subRecords += r.Stats.SubRecords
-		for _, rep := range r.Reports {
+		for i, rep := range r.Reports {
 			f.engineOps += rep.Stats.Ops
 			f.enginePublishes += rep.Stats.Publishes
+			f.engineAcked += rep.Stats.Acknowledged
 			f.engineReads += rep.Stats.Reads
+			for k, n := range rep.Counts {
+				if n > 0 {
+					f.engineAnomalies[shardClass(r.Config.Shards[i])+" "+kindName(k)] += n
+				}
+			}
 		}
 	}
 	for _, rep := range r.Reports {
@@ -85,9 +92,9 @@ func (f *figures) add(r *Result) {
 }
 
 func (f *figures) String() string {
-	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; through the engine: %d seeds, %d ops (%d publishes, %d reads), %d subscriptions delivering %d records; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
+	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; through the engine: %d seeds, %d ops (%d publishes, %d acknowledged, %d reads), %d subscriptions delivering %d records, anomalies %s; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
 		f.seeds, f.failed, sorted(f.shards), sorted(f.caches), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.delivered,
-		f.engineSeeds, f.engineOps, f.enginePublishes, f.engineReads, f.subscriptions, f.subRecords,
+		f.engineSeeds, f.engineOps, f.enginePublishes, f.engineAcked, f.engineReads, f.subscriptions, f.subRecords, sorted(f.engineAnomalies),
 		f.cacheOps, f.cacheOk, f.cacheKeys, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
 }
 
