@@ -23,11 +23,12 @@ import (
 //     log and index, and a later read waits for it as below).
 //   - What readers see ends at the values part's commit watermark
 //     (shard.committed, handed over by the leadership's OnCommit,
-//     onCommitted): a get whose key's newest write is beyond it waits for
-//     it to commit, at most QuorumTimeout, then answers ErrNoQuorum; a
-//     watch is handed records only as they commit, and starts, resumes and
-//     catches up below the watermark. So no get or watch at the leader
-//     shows a value a failover could take back.
+//     onCommitted): a get whose key's newest write is beyond it (a
+//     delete's too, which took the key out of the index: shard.deleting)
+//     waits for it to commit, at most QuorumTimeout, then answers
+//     ErrNoQuorum; a watch is handed records only as they commit, and
+//     starts, resumes and catches up below the watermark. So no get or
+//     watch at the leader shows a value a failover could take back.
 //   - A counter get waits for the add its sum last folded in to be
 //     vouched for.
 //   - Those waits are parked, never made on the caller's goroutine, by
