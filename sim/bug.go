@@ -24,4 +24,8 @@ const (
 	// checker take it for Quorum: its leader acknowledges a publish once
 	// its own log has it, before any follower does.
 	BugStreamLeaderAcks
+	// BugLongGrant has the control plane grant leases four times as long
+	// as the one it counts before it promotes: a leader cut off or frozen
+	// goes on acknowledging after its successor's promotion began.
+	BugLongGrant
 )

@@ -26,6 +26,13 @@ func TestAnInjectedBugFailsTheRun(t *testing.T) {
 	t.Run("read-past-commit", func(t *testing.T) {
 		catchBug(t, BugReadPastCommit, nil, check.RolledBackRead, check.AbortedRead, check.InconsistentOffsets)
 	})
+	t.Run("long-grant", func(t *testing.T) {
+		// Its acks past 3L/4 of their heartbeat's send are late-ack in
+		// most seeds; those sent once a promotion had begun are
+		// ack-after-promotion too (1 seed of the first 40: most of a
+		// stale leader's late acks precede its successor's promotion).
+		catchBug(t, BugLongGrant, nil, check.AckAfterPromotion, check.LateAck)
+	})
 }
 
 // The engine's bug, run with the stream through the engine in every seed.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/felixbroker/felix/check"
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/failover"
 	"github.com/felixbroker/felix/cluster/peer"
@@ -149,7 +150,11 @@ func (cp *control) grant(g failover.Grant) {
 		return
 	}
 	delete(cp.replies, key)
-	buf, enc := wire.BeginLeaseGrant(nil, 0, g.HeartbeatSeq, g.Epoch, int64(g.Lease))
+	lease := g.Lease
+	if cp.w.cfg.Bug == BugLongGrant {
+		lease *= 4
+	}
+	buf, enc := wire.BeginLeaseGrant(nil, 0, g.HeartbeatSeq, g.Epoch, int64(lease))
 	for _, s := range g.Shards {
 		buf = enc.Granted(buf, wire.GrantedLog{Log: replica.RefOf(s.Shard), Generation: s.Generation})
 		if s.Shard.Object.Kind == cluster.KindStream { // the leases of the stream's acks (check.Ack)
@@ -195,8 +200,25 @@ func (cp *control) write(wr failover.Write) {
 	cp.rev++
 	s := cluster.StoredAssignment{Shard: wr.Shard, Assignment: wr.Assignment.Clone(), Revision: cp.rev}
 	cp.table[wr.Shard] = s
+	cp.notePromotion(cur, s)
 	cp.w.trace.add("write %s gen %d leader %q", shardName(wr.Shard), s.Assignment.Generation, s.Assignment.Leader.Broker)
 	cp.step(failover.WriteDone{Seq: wr.Seq, Revision: s.Revision})
 	cp.step(cp.assigned(s))
 	cp.w.apply(s)
+}
+
+// notePromotion records, for the checker, a stream shard's promotion
+// beginning: the first write of a later generation naming no leader (the
+// machine's step 1), at the instant it is applied. Every ack at an earlier
+// generation must precede it (check's ack-after-promotion).
+func (cp *control) notePromotion(before, after cluster.StoredAssignment) {
+	id := after.Shard
+	if id.Object != shardID(0).Object || id.Shard >= len(cp.w.rec) {
+		return // a cache's shard: its acks are not recorded
+	}
+	a := after.Assignment
+	if a.Leader != (cluster.Replica{}) || a.Generation <= before.Assignment.Generation {
+		return
+	}
+	cp.w.rec[id.Shard].Promotion(check.Promotion{Shard: checkShard(id.Shard), Generation: a.Generation, Time: cp.w.nowNs()})
 }

@@ -39,7 +39,8 @@
 // package), the disks (MemFS), the control plane's IO (a driver of the
 // failover machine that runs on the simulator's goroutine over an
 // in-memory table with an epoch guard, as cluster/replica's
-// harness_control_test.go does), the broker's view of the store (a table
+// harness_control_test.go does, recording each stream shard's promotion
+// as it begins for check's ack-after-promotion), the broker's view of the store (a table
 // per broker, one changed shard a step), the client connections (the
 // simulated clients call the engine where the server would: no netio, no
 // forwarding of a publish another broker leads, which is refused as not

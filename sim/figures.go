@@ -13,6 +13,7 @@ type figures struct {
 	faults                 map[string]int
 	ops, publishes, acked  int
 	reads, acks, delivered int
+	promotions             int
 	anomalies, tolerated   map[string]int
 	unavailable            int
 	shards                 map[string]int // by class
@@ -78,6 +79,7 @@ func (f *figures) add(r *Result) {
 		f.acked += rep.Stats.Acknowledged
 		f.reads += rep.Stats.Reads
 		f.acks += rep.Stats.Acks
+		f.promotions += rep.Stats.Promotions
 		for k, n := range rep.Counts {
 			if n > 0 {
 				f.anomalies[kindName(k)] += n
@@ -92,8 +94,8 @@ func (f *figures) add(r *Result) {
 }
 
 func (f *figures) String() string {
-	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d messages delivered; through the engine: %d seeds, %d ops (%d publishes, %d acknowledged, %d reads), %d subscriptions delivering %d records, anomalies %s; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
-		f.seeds, f.failed, sorted(f.shards), sorted(f.caches), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.delivered,
+	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d promotions, %d messages delivered; through the engine: %d seeds, %d ops (%d publishes, %d acknowledged, %d reads), %d subscriptions delivering %d records, anomalies %s; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
+		f.seeds, f.failed, sorted(f.shards), sorted(f.caches), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.promotions, f.delivered,
 		f.engineSeeds, f.engineOps, f.enginePublishes, f.engineAcked, f.engineReads, f.subscriptions, f.subRecords, sorted(f.engineAnomalies),
 		f.cacheOps, f.cacheOk, f.cacheKeys, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
 }
