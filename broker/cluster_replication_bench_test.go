@@ -22,12 +22,7 @@ import (
 //
 //	go test ./broker -run '^$' -bench Replicated -benchtime 2000x
 func BenchmarkReplicatedPublish(b *testing.B) {
-	cases := []struct {
-		name        string
-		rf          int
-		consistency engine.Consistency
-		fsync       string
-	}{
+	cases := []replicatedCase{
 		{"rf1-oncommit", 1, engine.ConsistencyLeader, "OnCommit"},
 		{"rf3-quorum-oncommit", 3, engine.ConsistencyQuorum, "OnCommit"},
 		{"rf3-leader-oncommit", 3, engine.ConsistencyLeader, "OnCommit"},
@@ -42,6 +37,14 @@ func BenchmarkReplicatedPublish(b *testing.B) {
 			})
 		}
 	}
+}
+
+// replicatedCase is one stream a replication benchmark publishes to.
+type replicatedCase struct {
+	name        string
+	rf          int
+	consistency engine.Consistency
+	fsync       string
 }
 
 // replicatedBenchCluster starts three brokers, creates the benchmark's
@@ -83,12 +86,7 @@ func replicatedBenchCluster(b *testing.B, rf int, consistency engine.Consistency
 //
 //	go test ./broker -run '^$' -bench ReplicatedPublishInFlight -benchtime 20000x
 func BenchmarkReplicatedPublishInFlight(b *testing.B) {
-	cases := []struct {
-		name        string
-		rf          int
-		consistency engine.Consistency
-		fsync       string
-	}{
+	cases := []replicatedCase{
 		{"rf1-periodic", 1, engine.ConsistencyLeader, "Periodic"},
 		{"rf3-quorum-periodic", 3, engine.ConsistencyQuorum, "Periodic"},
 		{"rf3-leader-periodic", 3, engine.ConsistencyLeader, "Periodic"},
@@ -103,12 +101,9 @@ func BenchmarkReplicatedPublishInFlight(b *testing.B) {
 	}
 }
 
-// benchInFlight publishes b.N 1 KiB records to leader over conns
-// connections, each keeping up to window publishes unanswered, and
-// reports records/s.
-func benchInFlight(b *testing.B, leader *Broker, conns, window int) {
-	value := make([]byte, 1024)
-	clients := make([]*client.Client, conns)
+// benchClients dials n clients of leader, each warmed by one publish.
+func benchClients(b *testing.B, leader *Broker, n int) []*client.Client {
+	clients := make([]*client.Client, n)
 	for i := range clients {
 		c, err := client.Dial(context.Background(), leader.Addr().String())
 		if err != nil {
@@ -118,6 +113,15 @@ func benchInFlight(b *testing.B, leader *Broker, conns, window int) {
 		clients[i] = c
 		publishUntilAcked(b, c, "warm-up")
 	}
+	return clients
+}
+
+// benchInFlight publishes b.N 1 KiB records to leader over conns
+// connections, each keeping up to window publishes unanswered, and
+// reports records/s.
+func benchInFlight(b *testing.B, leader *Broker, conns, window int) {
+	value := make([]byte, 1024)
+	clients := benchClients(b, leader, conns)
 	ctx := context.Background()
 	b.ResetTimer()
 	var wg sync.WaitGroup
@@ -153,16 +157,7 @@ func benchInFlight(b *testing.B, leader *Broker, conns, window int) {
 // one publisher, the p50 and p99 of a publish.
 func benchPublishers(b *testing.B, leader *Broker, pubs int) {
 	value := make([]byte, 1024)
-	clients := make([]*client.Client, pubs)
-	for i := range clients {
-		c, err := client.Dial(context.Background(), leader.Addr().String())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close() })
-		clients[i] = c
-		publishUntilAcked(b, clients[i], "warm-up")
-	}
+	clients := benchClients(b, leader, pubs)
 	lat := make([][]time.Duration, pubs)
 	b.ResetTimer()
 	var wg sync.WaitGroup
