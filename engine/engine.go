@@ -362,7 +362,8 @@ func (e *Engine) openLog(info StreamInfo, sh *Shard) (logStore, error) {
 		return nil, err
 	}
 	if replicated {
-		rl, err := e.opts.Replication.Replicate(ReplicaLog{Stream: info, Shard: shard, FS: e.opts.FS, Dir: dir, Log: l, OnCommit: sh.onVisible})
+		rl, err := e.opts.Replication.Replicate(ReplicaLog{Stream: info, Shard: shard, FS: e.opts.FS, Dir: dir, Log: l, OnCommit: sh.onVisible,
+			LeadershipEnded: sh.endSubscriptions})
 		if err != nil {
 			return nil, errors.Join(err, l.Close())
 		}

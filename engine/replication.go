@@ -32,6 +32,12 @@ type ReplicaLog struct {
 	Log    *shardlog.Log
 	// OnCommit is where committed records go: the shard's subscribers.
 	OnCommit func(first, next int64, records []byte)
+	// LeadershipEnded ends the shard's live subscriptions with err (a
+	// *NotLeaderError naming the new leader, if known): the replication
+	// calls it when this broker stops leading the shard, whose records
+	// then stop coming through here. The shard stays open; a broker
+	// leading it again serves new subscriptions.
+	LeadershipEnded func(err error)
 }
 
 // ReplicatedLog is what serves a replicated shard: the engine's log

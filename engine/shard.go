@@ -120,6 +120,20 @@ func (sh *Shard) visibleLocked(records []byte) {
 	}
 }
 
+// endSubscriptions ends every live subscription with err, leaving the
+// shard open (a replicated shard whose leadership left this broker: its
+// subscribers go to the new leader).
+func (sh *Shard) endSubscriptions(err error) {
+	sh.subMu.Lock()
+	defer sh.subMu.Unlock()
+	for s := range sh.subs {
+		s.mu.Lock()
+		s.end(err)
+		s.mu.Unlock()
+		delete(sh.subs, s)
+	}
+}
+
 // endLocked marks the shard ended by err, ends every subscription with it
 // and wakes every Changed waiter. subMu held.
 func (sh *Shard) endLocked(err error) {

@@ -25,7 +25,7 @@ func (r *Replicas) Replicate(rl engine.ReplicaLog) (engine.ReplicatedLog, error)
 		cons = replica.ConsistencyQuorum
 	}
 	s := &replicatedShard{r: r, id: id, stream: rl.Stream.ID, index: rl.Shard, local: rl.Log, consistency: cons,
-		onCommit: rl.OnCommit, fs: rl.FS, dir: rl.Dir}
+		onCommit: rl.OnCommit, leadershipEnded: rl.LeadershipEnded, fs: rl.FS, dir: rl.Dir}
 	r.mu.Lock()
 	r.shards[id] = s
 	r.mu.Unlock()
@@ -57,6 +57,8 @@ type replicatedShard struct {
 	dir         string // the shard's directory: its clean-stop marker goes there
 	consistency replica.Consistency
 	onCommit    func(first, next int64, records []byte)
+	// leadershipEnded ends the shard's subscriptions here (nil: none to end)
+	leadershipEnded func(err error)
 
 	leader atomic.Pointer[replica.Leader]
 	closed atomic.Bool
@@ -67,8 +69,13 @@ func (s *replicatedShard) assign(a cluster.Assignment) error {
 	me := s.r.cfg.Replica
 	rn := s.r.cfg.Node
 	if a.Leader != me {
-		s.leader.Store(nil)
+		led := s.leader.Swap(nil) != nil
 		rn.Follow(s.id, a.Generation)
+		if led && s.leadershipEnded != nil {
+			// Its subscribers would wait here for records that now reach
+			// the new leader only: they end, and follow it.
+			s.leadershipEnded(fmt.Errorf("%w: this broker no longer leads the shard", s.notLeader()))
+		}
 		return nil
 	}
 	if l := s.leader.Load(); l != nil && uint64(l.Generation()) == a.Generation && rn.Leader(s.id) == l {
