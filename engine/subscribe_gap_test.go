@@ -32,16 +32,7 @@ func (c *commitReplication) Replicate(r ReplicaLog) (ReplicatedLog, error) {
 // failovers, skipped 63 committed records).
 func TestALiveSubscriptionReadsAGapInWhatIsHandedOverFromTheLog(t *testing.T) {
 	c := &commitReplication{}
-	e, err := Open(Options{FS: vfs.NewMem(), Dir: "/data", Fsync: shardlog.OnCommit(), Replication: c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if _, err := e.CreateStream(sid, StreamConfig{Durable: true, ReplicationFactor: 3}); err != nil {
-		t.Fatal(err)
-	}
-	s, _ := e.Stream(sid)
-	sh, _ := s.Shard(0)
+	s, sh := replicatedTestShard(t, c)
 	sub, err := sh.Subscribe(SubscribeOptions{Start: StartLatest})
 	if err != nil {
 		t.Fatal(err)
@@ -149,16 +140,7 @@ func (r *endReplication) Replicate(rl ReplicaLog) (ReplicatedLog, error) {
 // simulator hung so), and delivers from its offset once records come.
 func TestASubscriptionPastItsShardsEndWaits(t *testing.T) {
 	r := &endReplication{}
-	e, err := Open(Options{FS: vfs.NewMem(), Dir: "/data", Fsync: shardlog.OnCommit(), Replication: r})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if _, err := e.CreateStream(sid, StreamConfig{Durable: true, ReplicationFactor: 3}); err != nil {
-		t.Fatal(err)
-	}
-	s, _ := e.Stream(sid)
-	sh, _ := s.Shard(0)
+	s, sh := replicatedTestShard(t, r)
 	publish(t, s, Record{Value: []byte("a")}, Record{Value: []byte("b")}, Record{Value: []byte("c")})
 	sub, err := sh.Subscribe(SubscribeOptions{Start: StartOffset, Offset: 3})
 	if err != nil {
@@ -198,4 +180,22 @@ func TestASubscriptionPastItsShardsEndWaits(t *testing.T) {
 	if rec, ok := it.Next(); !ok || rec.Offset != 3 || string(rec.Value) != "d" {
 		t.Fatalf("got %v %v, want offset 3 %q", rec, ok, "d")
 	}
+}
+
+// replicatedTestShard opens an engine on a MemFS with rep as its
+// replication (closed with the test), creates sid at replication factor 3
+// and returns the stream and its shard 0.
+func replicatedTestShard(t *testing.T, rep Replication) (*Stream, *Shard) {
+	t.Helper()
+	e, err := Open(Options{FS: vfs.NewMem(), Dir: "/data", Fsync: shardlog.OnCommit(), Replication: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if _, err := e.CreateStream(sid, StreamConfig{Durable: true, ReplicationFactor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := e.Stream(sid)
+	sh, _ := s.Shard(0)
+	return s, sh
 }

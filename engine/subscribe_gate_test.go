@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/felixbroker/felix/engine/shardlog"
-	"github.com/felixbroker/felix/segment/vfs"
 )
 
 // gatedReplication serves each replicated shard from its local log, as a
@@ -38,16 +37,7 @@ func (l *gatedLog) ReadGate() error {
 // subscription registers at its end.
 func TestASubscribeIsRefusedUntilTheShardsEndIsKnown(t *testing.T) {
 	g := &gatedReplication{}
-	e, err := Open(Options{FS: vfs.NewMem(), Dir: "/data", Fsync: shardlog.OnCommit(), Replication: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if _, err := e.CreateStream(sid, StreamConfig{Durable: true, ReplicationFactor: 3}); err != nil {
-		t.Fatal(err)
-	}
-	s, _ := e.Stream(sid)
-	sh, _ := s.Shard(0)
+	_, sh := replicatedTestShard(t, g)
 	for _, opts := range []SubscribeOptions{{Start: StartLatest}, {Start: StartEarliest, UntilEnd: true, End: -1}, {Start: StartOffset}} {
 		sub, err := sh.Subscribe(opts)
 		var nl *NotLeaderError

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/felixbroker/felix/engine/shardlog"
-	"github.com/felixbroker/felix/segment/vfs"
 )
 
 // endingReplication serves each replicated shard from its local log and
@@ -29,16 +26,7 @@ func (r *endingReplication) Replicate(rl ReplicaLog) (ReplicatedLog, error) {
 // again) is served.
 func TestASubscriptionEndsWhenItsBrokerStopsLeadingTheShard(t *testing.T) {
 	rep := &endingReplication{}
-	e, err := Open(Options{FS: vfs.NewMem(), Dir: "/data", Fsync: shardlog.OnCommit(), Replication: rep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if _, err := e.CreateStream(sid, StreamConfig{Durable: true, ReplicationFactor: 3}); err != nil {
-		t.Fatal(err)
-	}
-	s, _ := e.Stream(sid)
-	sh, _ := s.Shard(0)
+	_, sh := replicatedTestShard(t, rep)
 	sub, err := sh.Subscribe(SubscribeOptions{Start: StartLatest})
 	if err != nil {
 		t.Fatal(err)
