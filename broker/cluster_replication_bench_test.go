@@ -116,6 +116,15 @@ func benchClients(b *testing.B, leader *Broker, n int) []*client.Client {
 	return clients
 }
 
+// shareOf is publisher p's share of total publishes split over k: the
+// first total%k publishers make one more.
+func shareOf(total, k, p int) int {
+	if p < total%k {
+		return total/k + 1
+	}
+	return total / k
+}
+
 // benchInFlight publishes b.N 1 KiB records to leader over conns
 // connections, each keeping up to window publishes unanswered, and
 // reports records/s.
@@ -126,10 +135,7 @@ func benchInFlight(b *testing.B, leader *Broker, conns, window int) {
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	for p := range conns {
-		n := b.N / conns
-		if p < b.N%conns {
-			n++
-		}
+		n := shareOf(b.N, conns, p)
 		wg.Go(func() {
 			ring := make([]*client.PublishFuture, window)
 			for i := range n + window {
@@ -162,10 +168,7 @@ func benchPublishers(b *testing.B, leader *Broker, pubs int) {
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	for p := range pubs {
-		n := b.N / pubs
-		if p < b.N%pubs {
-			n++
-		}
+		n := shareOf(b.N, pubs, p)
 		wg.Go(func() {
 			for range n {
 				t0 := time.Now()

@@ -84,14 +84,7 @@ func TestALiveSubscriptionReadsAGapInWhatIsHandedOverFromTheLog(t *testing.T) {
 	}
 	publish(t, s, Record{Value: []byte("g")})
 	c.onCommit(6, 7, func() []byte { all, _, _ = sh.Read(0, 1<<20, nil); return framed(6, 7) }())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	buf, err := sub.Next(ctx, nil, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it := segment.NewIter(buf)
-	if r, ok := it.Next(); !ok || r.Offset != 6 || string(r.Value) != "g" {
+	if r, ok := firstDelivered(t, sub); !ok || r.Offset != 6 || string(r.Value) != "g" {
 		t.Fatalf("live again: got %v %v", r, ok)
 	}
 	if st := sub.Stats(); st.Dropped != 0 || st.Delivered != 7 {
@@ -170,14 +163,7 @@ func TestASubscriptionPastItsShardsEndWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.onCommit(3, 4, all)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	buf, err := sub.Next(ctx, nil, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it := segment.NewIter(buf)
-	if rec, ok := it.Next(); !ok || rec.Offset != 3 || string(rec.Value) != "d" {
+	if rec, ok := firstDelivered(t, sub); !ok || rec.Offset != 3 || string(rec.Value) != "d" {
 		t.Fatalf("got %v %v, want offset 3 %q", rec, ok, "d")
 	}
 }
@@ -198,4 +184,18 @@ func replicatedTestShard(t *testing.T, rep Replication) (*Stream, *Shard) {
 	s, _ := e.Stream(sid)
 	sh, _ := s.Shard(0)
 	return s, sh
+}
+
+// firstDelivered is the first record of sub's next delivery, waited for
+// at most 2 s.
+func firstDelivered(t *testing.T, sub *Subscription) (segment.Record, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	buf, err := sub.Next(ctx, nil, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := segment.NewIter(buf)
+	return it.Next()
 }
