@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/felixbroker/felix/segment"
+	"github.com/felixbroker/felix/segment/vfs"
 )
 
 // A sealed segment opens on its header and its size (recover_sealed.go):
@@ -174,9 +175,13 @@ func (l *Log) indexToCheck(s *seg) ([]segment.IndexEntry, bool) {
 	return ix.Entries, true
 }
 
-// restoreIndex writes the index the verifier's scan of s built, unless a
-// load rebuilt it meanwhile.
-func (l *Log) restoreIndex(s *seg, sum *segment.Summary) {
+// restoreIndex writes the index the verifier's scan of snap built, unless a
+// load rebuilt it meanwhile or s is no longer what was scanned. It waits
+// out a compaction, retention or truncation under way (compaction.mu):
+// the verifier holds no other lock here.
+func (l *Log) restoreIndex(s *seg, snap sealedSnapshot, sum *segment.Summary) {
+	l.compaction.mu.Lock()
+	defer l.compaction.mu.Unlock()
 	if lz := s.lazy.Load(); lz != nil {
 		lz.mu.Lock()
 		defer lz.mu.Unlock()
@@ -184,13 +189,34 @@ func (l *Log) restoreIndex(s *seg, sum *segment.Summary) {
 			return
 		}
 	}
-	l.rewriteIndex(s, sum)
+	l.storeIndexOfScan(s, snap.file, sum)
 }
 
-// rewriteIndex writes the index a scan of s built: what its records say,
-// not what s was opened to (a compacted segment's records may stop before
-// the next base). A failure is left for the next load to find.
+// rewriteIndex writes the index a load's scan of s built, with lz.mu held
+// and maybe mu or wmu too, so it only tries compaction.mu: while a
+// compaction, retention or truncation holds it (the caller's own among
+// them) the index is left for the next load to rebuild.
 func (l *Log) rewriteIndex(s *seg, sum *segment.Summary) {
+	if !l.compaction.mu.TryLock() {
+		return
+	}
+	defer l.compaction.mu.Unlock()
+	l.storeIndexOfScan(s, s.file, sum)
+}
+
+// storeIndexOfScan writes the index a scan of file built: what its records
+// say, not what s was opened to (a compacted segment's records may stop
+// before the next base). Called with compaction.mu held, it writes only
+// while s is still the log's sealed segment on file: a compaction renames
+// its part over s's name and writes the part's index at s's index path,
+// and the index of s's old records written after that would stand for
+// the part, or for no segment at all. Every swap that takes s from the log
+// or changes its file holds compaction.mu, so the check holds until it is
+// released. A failure is left for the next load to find.
+func (l *Log) storeIndexOfScan(s *seg, file vfs.File, sum *segment.Summary) {
+	if !s.sealed.Load() || !l.holds(s) || s.file != file {
+		return
+	}
 	if err := l.storeIndex(s, segment.IndexOf(sum)); err != nil {
 		l.opts.Logger.Warn("could not rewrite a segment index; it will be rebuilt next time", "file", indexPath(s), "err", err)
 	}

@@ -69,7 +69,7 @@ func (l *Log) verifyOne(s *seg) error {
 	entries, indexed := l.indexToCheck(s)
 	sum, err := l.scanToVerify(s, snap, entries, indexed)
 	if err == nil && !indexed {
-		l.restoreIndex(s, &sum)
+		l.restoreIndex(s, snap, &sum)
 	}
 	return l.verdict(s, snap, err)
 }
@@ -140,7 +140,8 @@ func (l *Log) stillSealed(s *seg, f vfs.File) bool {
 }
 
 // holds reports whether s is in the segment list. Retention, compaction and
-// Truncate swap the list under wmu, which the caller holds.
+// Truncate take segments from the list under compaction.mu and wmu, one of
+// which the caller holds for the answer to stay true.
 func (l *Log) holds(s *seg) bool {
 	return (*l.segs.Load()).find(s.base) == s
 }
