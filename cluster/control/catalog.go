@@ -56,6 +56,8 @@ func NewCatalog(cfg CatalogConfig) *Catalog {
 //     more live brokers (the message says how many); it is placed once
 //     enough have joined.
 //   - ErrNotPlaced, or ctx's error: created, but not yet placed.
+//   - store.ErrUnavailable: the store did not answer within the wait (it is
+//     tried again until then: catalog_retry.go); maybe created.
 func (c *Catalog) CreateStream(ctx context.Context, id engine.StreamID, cfg engine.StreamConfig) (Entry, error) {
 	e, err := streamEntry(id, cfg, c.cfg.Clock.Now())
 	if err != nil {
@@ -93,17 +95,14 @@ func (c *Catalog) create(ctx context.Context, e Entry) (Entry, error) {
 		return Entry{}, fmt.Errorf("felix/cluster/control: create %v: %w", e.Object, err)
 	}
 	defer w.Close()
-	res, err := c.cfg.Store.Txn(ctx, store.Txn{
-		If:   []store.Cmp{store.Absent(key)},
-		Then: []store.Op{store.Put(key, encodeEntry(e))},
-	})
+	rev, ours, err := c.putAbsent(ctx, key, encodeEntry(e)) // catalog_retry.go
 	if err != nil {
 		return Entry{}, fmt.Errorf("felix/cluster/control: create %v: %w", e.Object, err)
 	}
-	if !res.Succeeded {
+	if !ours {
 		return Entry{}, existsError(e.Object)
 	}
-	e.Incarnation = res.Revision
+	e.Incarnation = rev
 	err = newPlacement(e.Spec()).follow(ctx, w)
 	if errors.Is(err, store.ErrCompacted) {
 		err = c.await(ctx, e.Spec())
@@ -127,15 +126,15 @@ func (c *Catalog) delete(ctx context.Context, id cluster.ObjectID) (int64, error
 		return 0, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	key := CatalogKey(id)
-	res, err := c.cfg.Store.Txn(ctx, store.Txn{
+	rev, gone, err := c.deletePresent(ctx, store.Txn{
 		If:   []store.Cmp{store.Present(key)},
 		Then: []store.Op{store.Delete(key), store.Delete(UnplacedKey(id))},
 	})
 	if err != nil {
 		return 0, fmt.Errorf("felix/cluster/control: delete %v: %w", id, err)
 	}
-	if !res.Succeeded {
+	if !gone {
 		return 0, notFoundError(id)
 	}
-	return res.Revision, nil
+	return rev, nil
 }

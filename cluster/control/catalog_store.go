@@ -41,14 +41,15 @@ func (s storeCatalog) bounded(id cluster.ObjectID, what string) (context.Context
 // placed it and this broker's view holds the placement, so the engine's
 // Holds, asked next, answers for it. Errors: ErrExists (the kind's too)
 // and ErrInvalid, nothing written; a store error before the write, as it
-// came; created but not placed: ErrCreatedNotPlaced, also matching why.
+// came (store.ErrUnavailable past the wait: maybe written, catalog_retry.go);
+// created but not placed: ErrCreatedNotPlaced, also matching why.
 func (s storeCatalog) create(e Entry) error {
 	ctx, stop := s.bounded(e.Object, "placed and seen by this broker's view")
 	defer stop()
 	created, err := s.catalog.create(ctx, e)
 	switch {
 	case err == nil:
-	case created.Incarnation == 0: // nothing written
+	case created.Incarnation == 0: // nothing written, or not known to be (store.ErrUnavailable)
 		return err
 	default:
 		return fmt.Errorf("%w: %v: %w", ErrCreatedNotPlaced, e.Object, err)

@@ -25,6 +25,11 @@ var (
 	// ErrInvalid: a request the store refuses before doing anything (an
 	// empty key, a key written twice in one txn, a bound exceeded).
 	ErrInvalid = errors.New("felix/cluster/store: invalid request")
+	// ErrUnavailable: the store could not answer for now (etcd lost or is
+	// changing its raft leader, or timed out a proposal). A write that fails
+	// with it may or may not have been applied: a caller that retries
+	// reads first, or writes under a compare that tells the two apart.
+	ErrUnavailable = errors.New("felix/cluster/store: unavailable for now (a write may or may not have been applied)")
 	// ErrClosed: the store (or the watch) was closed.
 	ErrClosed = errors.New("felix/cluster/store: closed")
 )

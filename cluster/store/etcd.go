@@ -11,6 +11,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Etcd is the Store on etcd, through a client/v3 client it owns: a client
@@ -132,8 +134,25 @@ func (s *Etcd) fail(op string, err error) error {
 		return fmt.Errorf("%w: etcd %s", ErrLeaseNotFound, op)
 	case s.closed.Load():
 		return fmt.Errorf("%w: etcd %s: %v", ErrClosed, op, err)
+	case transient(err):
+		return fmt.Errorf("%w: etcd %s: %v", ErrUnavailable, op, err)
 	}
 	return fmt.Errorf("felix/cluster/store: etcd %s: %w", op, err)
+}
+
+// transient reports whether err is etcd saying it cannot answer for now:
+// a proposal timed out (its leader failed or changed, its connection was
+// lost), there is no leader, or the member is unreachable. A retry may
+// succeed; a write that failed so may have been applied.
+func transient(err error) bool {
+	for _, e := range []error{rpctypes.ErrTimeout, rpctypes.ErrTimeoutDueToLeaderFail,
+		rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrLeaderChanged, rpctypes.ErrNoLeader,
+		rpctypes.ErrTooManyRequests, rpctypes.ErrTimeoutWaitAppliedIndex} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return status.Code(err) == codes.Unavailable
 }
 
 func fromEtcdKV(kv *mvccpb.KeyValue) KV {
