@@ -235,7 +235,9 @@
 // Lock order: compaction.mu, then mu, then wmu, then a sealed segment's
 // lazy.mu (index_lazy.go: a leaf, held while what a segment opened on its
 // header loads, which GenerationEnd does under mu and retention and
-// Truncate under wmu). goOffline takes mu, so damage is reported with no
+// Truncate under wmu). A load that rebuilt an index only tries
+// compaction.mu (TryLock) to write it, so it never waits against the
+// order (index_lazy.go: storeIndexOfScan). goOffline takes mu, so damage is reported with no
 // log lock held (the verifier, Read and a compaction hold none). mu
 // guards the append side (offsets, the fill buffer, the tail segment's
 // fill fields and index entries, the waiter queue, poison). wmu guards the active segment, rollover's publication of
