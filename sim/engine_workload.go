@@ -173,12 +173,7 @@ func (p *publishWaiter) Published(runs []engine.AckRun, err error) {
 // subscribe there. It reports whether the read was made.
 func (l *workload) engineRead(b *broker, i int, c int, final bool) bool {
 	w := l.w
-	sub := fmt.Sprintf("r%d", l.ops)
-	if final {
-		sub = "final"
-	}
-	h := w.rec[i].Invoke(c, w.nowNs(), check.Read{Shard: checkShard(i), Subscription: sub, From: 0, Final: final})
-	tag := fmt.Sprintf("op s%d/%d", i, h.ID())
+	h, tag := l.beginRead(i, c, final)
 	s, err := subscribeAt(b, i, engine.SubscribeOptions{Start: engine.StartOffset, Offset: 0, UntilEnd: true, End: -1})
 	if err != nil {
 		h.Fail(w.nowNs(), err.Error())

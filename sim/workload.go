@@ -152,16 +152,22 @@ func (a *ackWaiter) Committed(first, _ int64, err error) {
 	})
 }
 
-// read reads shard i's committed log from offset 0 at ld (nil: the broker
-// does not lead it), as one subscription of one delivery.
-func (l *workload) read(ld *replica.Leader, i int, broker string, c int, final bool) {
-	w := l.w
+// beginRead records client c's read of shard i from offset 0 (the final
+// one, or one of its own subscription) and returns it with its trace tag.
+func (l *workload) beginRead(i, c int, final bool) (check.Handle, string) {
 	sub := fmt.Sprintf("r%d", l.ops)
 	if final {
 		sub = "final"
 	}
-	h := w.rec[i].Invoke(c, w.nowNs(), check.Read{Shard: checkShard(i), Subscription: sub, From: 0, Final: final})
-	tag := fmt.Sprintf("op s%d/%d", i, h.ID())
+	h := l.w.rec[i].Invoke(c, l.w.nowNs(), check.Read{Shard: checkShard(i), Subscription: sub, From: 0, Final: final})
+	return h, fmt.Sprintf("op s%d/%d", i, h.ID())
+}
+
+// read reads shard i's committed log from offset 0 at ld (nil: the broker
+// does not lead it), as one subscription of one delivery.
+func (l *workload) read(ld *replica.Leader, i int, broker string, c int, final bool) {
+	w := l.w
+	h, tag := l.beginRead(i, c, final)
 	if ld == nil {
 		h.Fail(w.nowNs(), broker+" does not lead")
 		w.trace.add("%s read at %s: not leader", tag, broker)
