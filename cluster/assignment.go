@@ -18,12 +18,44 @@ type Assignment struct {
 	Generation uint64
 	// Incarnation is the ObjectSpec.Incarnation the shard was placed for.
 	Incarnation int64
+	// Joins are the replicas that took a place in the set after the shard
+	// was placed (a broker back on a new disk replaces its old replica),
+	// each with the generation it joined at. A replica that joined at J
+	// holds nothing written before J's start record until its log reaches
+	// J: only then does its answer to a fence count towards a promotion.
+	// A replica absent from Joins has been in the set since placement.
+	Joins []Join
+}
+
+// Join is a replica that joined a shard's set at Generation.
+type Join struct {
+	Replica    Replica
+	Generation uint64
+}
+
+// JoinedAt is the generation r joined the set at; 0 when it has been
+// in it since placement (or is not in it).
+func (a Assignment) JoinedAt(r Replica) uint64 {
+	for _, j := range a.Joins {
+		if j.Replica == r {
+			return j.Generation
+		}
+	}
+	return 0
 }
 
 // String is "gen=G leader=L replicas=R1,R2 inc=I", as tests and logs
-// print it.
+// print it, with " joins=R@J,..." after it when a replica joined later.
 func (a Assignment) String() string {
-	return fmt.Sprintf("gen=%d leader=%v replicas=%v inc=%d", a.Generation, a.Leader, joinReplicas(a.Replicas), a.Incarnation)
+	s := fmt.Sprintf("gen=%d leader=%v replicas=%v inc=%d", a.Generation, a.Leader, joinReplicas(a.Replicas), a.Incarnation)
+	for i, j := range a.Joins {
+		sep := ","
+		if i == 0 {
+			sep = " joins="
+		}
+		s += fmt.Sprintf("%s%v@%d", sep, j.Replica, j.Generation)
+	}
+	return s
 }
 
 func joinReplicas(rs []Replica) string {
@@ -40,12 +72,13 @@ func joinReplicas(rs []Replica) string {
 // Equal reports whether two assignments say the same thing.
 func (a Assignment) Equal(b Assignment) bool {
 	return a.Generation == b.Generation && a.Leader == b.Leader && a.Incarnation == b.Incarnation &&
-		slices.Equal(a.Replicas, b.Replicas)
+		slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.Joins, b.Joins)
 }
 
-// Clone copies the replica slice, so the copy shares nothing.
+// Clone copies the replica and join slices, so the copy shares nothing.
 func (a Assignment) Clone() Assignment {
 	a.Replicas = slices.Clone(a.Replicas)
+	a.Joins = slices.Clone(a.Joins)
 	return a
 }
 

@@ -46,6 +46,15 @@ type assignmentJSON struct {
 	Generation  uint64        `json:"generation"`
 	Incarnation int64         `json:"incarnation"`
 	Epoch       int64         `json:"epoch"`
+	Joins       []joinJSON    `json:"joins,omitempty"`
+}
+
+// joinJSON is a replica that joined the set after placement, at a
+// generation (cluster.Join).
+type joinJSON struct {
+	Broker     string `json:"broker"`
+	DiskID     string `json:"disk_id"`
+	Generation uint64 `json:"generation"`
 }
 
 // unplacedJSON says why an incarnation of an object is not placed.
@@ -166,6 +175,9 @@ func encodeAssignment(a cluster.Assignment, epoch int64) []byte {
 	if a.Leader != (cluster.Replica{}) {
 		j.Leader = &replicaJSON{Broker: a.Leader.Broker, DiskID: a.Leader.DiskID}
 	}
+	for _, jn := range a.Joins {
+		j.Joins = append(j.Joins, joinJSON{Broker: jn.Replica.Broker, DiskID: jn.Replica.DiskID, Generation: jn.Generation})
+	}
 	return mustMarshal(j)
 }
 
@@ -182,6 +194,9 @@ func decodeAssignment(id cluster.ShardID, kv store.KV) (ShardAssignment, error) 
 	}
 	if j.Leader != nil {
 		a.Leader = cluster.Replica(*j.Leader)
+	}
+	for _, jn := range j.Joins {
+		a.Joins = append(a.Joins, cluster.Join{Replica: cluster.Replica{Broker: jn.Broker, DiskID: jn.DiskID}, Generation: jn.Generation})
 	}
 	if err := checkAssignment(a); err != nil {
 		return ShardAssignment{}, fmt.Errorf("%w: assignment of %v: %v", ErrMalformed, id, err)
@@ -202,6 +217,11 @@ func checkAssignment(a cluster.Assignment) error {
 	for _, r := range a.Replicas {
 		if r.Broker == "" || r.DiskID == "" {
 			return fmt.Errorf("replica %v without a broker or a disk", r)
+		}
+	}
+	for _, j := range a.Joins {
+		if !a.Holds(j.Replica) || j.Generation == 0 || j.Generation > a.Generation {
+			return fmt.Errorf("join %v at generation %d: not a replica, or not at a generation up to %d", j.Replica, j.Generation, a.Generation)
 		}
 	}
 	return nil

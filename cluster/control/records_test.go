@@ -106,6 +106,16 @@ func TestAnAssignmentIsFrozen(t *testing.T) {
 	if err != nil || !got.Assignment.Equal(noLeader) {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
+	// b2 back on a new disk took its old replica's place at generation 4.
+	joined := noLeader.Clone()
+	joined.Replicas[1] = cluster.Replica{Broker: replicaB2.Broker, DiskID: "disk-new"}
+	joined.Joins = []cluster.Join{{Replica: joined.Replicas[1], Generation: 4}}
+	value = encodeAssignment(joined, 12)
+	golden(t, "assignment_joined.json", value)
+	got, err = decodeAssignment(shard, store.KV{Value: value, ModRevision: 42})
+	if err != nil || !got.Assignment.Equal(joined) || got.Assignment.JoinedAt(joined.Replicas[1]) != 4 {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
 }
 
 func TestAnUnplacedReportIsFrozen(t *testing.T) {
@@ -136,6 +146,10 @@ func TestMalformedValuesAreRefused(t *testing.T) {
 		{"assignment: a leader not a replica", second(decodeAssignment(shard, store.KV{Value: []byte(
 			`{"replicas":[{"broker":"b","disk_id":"d"}],"leader":{"broker":"c","disk_id":"d"},"generation":1,"incarnation":1}`)}))},
 		{"assignment: a replica without a disk", second(decodeAssignment(shard, store.KV{Value: []byte(`{"replicas":[{"broker":"b"}],"generation":1,"incarnation":1}`)}))},
+		{"assignment: a join not a replica", second(decodeAssignment(shard, store.KV{Value: []byte(
+			`{"replicas":[{"broker":"b","disk_id":"d"}],"generation":2,"incarnation":1,"joins":[{"broker":"c","disk_id":"d","generation":2}]}`)}))},
+		{"assignment: a join above the generation", second(decodeAssignment(shard, store.KV{Value: []byte(
+			`{"replicas":[{"broker":"b","disk_id":"d"}],"generation":2,"incarnation":1,"joins":[{"broker":"b","disk_id":"d","generation":3}]}`)}))},
 		{"unplaced: needs nothing", second(decodeUnplaced(orders, []byte(`{"incarnation":1}`)))},
 	} {
 		if !errors.Is(tc.err, ErrMalformed) {

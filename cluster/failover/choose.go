@@ -20,6 +20,9 @@ type ballot struct {
 	// gone are the replicas whose broker heartbeats from another disk: they
 	// will never answer, and hold nothing anyone can read.
 	gone map[cluster.Replica]bool
+	// joined is the generation each replica that joined after placement
+	// joined at (replace.go); absent: since placement.
+	joined map[cluster.Replica]uint64
 }
 
 // choose is steps 3 and 4: once the answers are enough that every
@@ -81,7 +84,8 @@ func (b ballot) choose() (cluster.Replica, bool) {
 // leader included. The old leader's answer alone is enough when it holds
 // everything it acknowledged: it stopped cleanly, or the stream is a
 // Leader stream (acknowledged only once durable on the leader). An
-// answer from a new disk never counts.
+// answer from a new disk never counts, nor one from a replica that joined
+// the set at a generation its log does not reach yet.
 //
 // When acknowledgements precede the fsync, an answer from a replica that
 // stopped uncleanly (its machine booted again: it may have lost what it
@@ -96,7 +100,7 @@ func (b ballot) enough() bool {
 	counted := 0
 	for _, r := range b.replicas {
 		a, ok := b.answers[r]
-		if !ok || a.NewDisk {
+		if !ok || a.NewDisk || !b.counts(r, a) {
 			continue
 		}
 		if r == b.oldLeader && (a.Clean || b.leaderStream) {

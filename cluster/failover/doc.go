@@ -89,6 +89,20 @@
 // written. A store that holds a generation with no leader (a promotion
 // a deposed control plane left half done) is promoted again the same way.
 //
+// # Replacement
+//
+// A replica whose broker heartbeats from another disk is gone for good.
+// A promotion begins at once for each shard that has one (not a lease
+// later), and its step 1 gives the gone replica's place to the broker's
+// new disk, recorded as a Join at G+1: every replica learns the new set
+// with the generation, and the leader named at G+1 ships its log to the
+// new one. A joined replica's fence answer counts towards R-M+1 only
+// once its log reaches its join generation (it holds that generation's
+// start record, and so all that was acknowledged before); and since the
+// old leader may still be leased when a replacement begins, nobody is
+// named before the old leader answered its fence or its lease ran out
+// (replace.go).
+//
 // # Invariants
 //
 //   - A shard is leased only to the leader stored for it, at the stored
@@ -103,8 +117,12 @@
 //     takes the leaderless one's, and its leader is one of its replicas.
 //   - A leader is chosen only from answers to a fence at its generation
 //     and this epoch, from the replica set, not from a new disk, and only
-//     once every record acknowledged at Quorum is among them. An answer
+//     once every record acknowledged at Quorum is among them (counting no
+//     joined replica whose log is below its join generation). An answer
 //     shorter than another is never chosen.
+//   - A replaced replica is replaced only by its own broker's new disk,
+//     at a new generation, and no one is named in a replacement before
+//     the old leader answered its fence or its lease ran out.
 //   - A shard with no replica that can hold its acknowledged records (R=1
 //     and its broker gone, or only new disks) stays unavailable: it is
 //     never served short or empty.

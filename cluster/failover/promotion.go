@@ -49,6 +49,10 @@ type promotion struct {
 	// must not keep the shard leaderless once the old leader's answer is
 	// enough.
 	unreachable bool
+	// replacing: it began to give a gone replica's place to its broker's
+	// new disk (replace.go) while the old leader may still be leased, so
+	// nobody is chosen before the old leader answered or its lease ran out.
+	replacing bool
 
 	seq      uint64             // the write in flight (Clearing, Naming); 0: none
 	written  cluster.Assignment // what that write stores
@@ -80,8 +84,11 @@ func (m *Machine) tick(now time.Duration) {
 		s := m.shards[id]
 		switch p := s.promotion; {
 		case p == nil:
-			if s.known && !s.stale && m.now >= m.expiry(s) {
-				m.begin(id, s)
+			if !s.known || s.stale {
+				continue
+			}
+			if due := m.now >= m.expiry(s); due || m.replaceable(s) {
+				m.begin(id, s, !due)
 			}
 		case p.phase == Fencing:
 			// What changed without an answer: the old leader's avoidance
@@ -98,14 +105,17 @@ func (m *Machine) tick(now time.Duration) {
 }
 
 // begin is step 1: write generation G+1 with no leader, before anything
-// else, so the old leader's generation is closed in the store.
-func (m *Machine) begin(id cluster.ShardID, s *shard) {
+// else, so the old leader's generation is closed in the store. A replica
+// that is gone gives its place to its broker's new disk (replace.go);
+// replacing says that is why it began, before the leader's lease ran out.
+func (m *Machine) begin(id cluster.ShardID, s *shard, replacing bool) {
 	a := s.stored.Assignment
 	p := &promotion{phase: Clearing, generation: max(a.Generation, s.written) + 1, oldLeader: a.Leader,
-		target: s.leaderDurable, unreachable: s.withheld}
+		target: s.leaderDurable, unreachable: s.withheld, replacing: replacing}
 	s.promotion = p
-	m.write(id, s, p, cluster.Assignment{Replicas: a.Replicas, Generation: p.generation, Incarnation: a.Incarnation},
-		s.stored.Revision)
+	replicas, joins := m.replaced(a, p.generation)
+	m.write(id, s, p, cluster.Assignment{Replicas: replicas, Generation: p.generation, Incarnation: a.Incarnation,
+		Joins: joins}, s.stored.Revision)
 }
 
 func (m *Machine) write(id cluster.ShardID, s *shard, p *promotion, a cluster.Assignment, expected int64) {
@@ -189,17 +199,33 @@ func (m *Machine) fenceReplied(ev FenceReplied) {
 // decide is steps 3 to 5: once the answers are enough, it chooses the new
 // leader and writes it.
 func (m *Machine) decide(id cluster.ShardID, s *shard, p *promotion) {
-	b := ballot{replicas: s.stored.Assignment.Replicas, factor: s.factor(), oldLeader: p.oldLeader,
+	if _, answered := p.answers[p.oldLeader]; p.replacing && !answered && m.now < m.expiry(s) {
+		return // the old leader may still acknowledge at its generation
+	}
+	a := s.stored.Assignment
+	b := ballot{replicas: a.Replicas, factor: s.factor(), oldLeader: p.oldLeader,
 		leaderStream: s.consistency == Leader, target: p.target, answers: p.answers, avoidOld: p.unreachable,
-		acksDurable: s.acksDurable, gone: m.gone(s.stored.Assignment.Replicas)}
+		acksDurable: s.acksDurable, gone: m.gone(a.Replicas), joined: joinedOf(a)}
 	chosen, ok := b.choose()
 	if !ok {
 		return
 	}
 	p.phase, p.chosen = Naming, chosen
-	a := s.stored.Assignment
 	m.write(id, s, p, cluster.Assignment{Replicas: leaderFirst(a.Replicas, chosen), Leader: chosen,
-		Generation: p.generation, Incarnation: a.Incarnation}, p.revision)
+		Generation: p.generation, Incarnation: a.Incarnation, Joins: a.Joins}, p.revision)
+}
+
+// joinedOf is the generation each replica of a that joined after
+// placement joined at; nil when none did.
+func joinedOf(a cluster.Assignment) map[cluster.Replica]uint64 {
+	var out map[cluster.Replica]uint64
+	for _, j := range a.Joins {
+		if out == nil {
+			out = map[cluster.Replica]uint64{}
+		}
+		out[j.Replica] = j.Generation
+	}
+	return out
 }
 
 // gone is which of replicas have their broker heartbeating from another
