@@ -189,6 +189,16 @@ func (c *testCluster) restartOnNewDisk(id string) {
 	c.startBroker(id)
 }
 
+// restartOnAnotherDisk starts a killed broker again on a new, empty
+// disk with a new id, as a broker on a wiped or replaced data directory
+// starts: its old replicas are gone, and the control plane gives their
+// places to the new disk.
+func (c *testCluster) restartOnAnotherDisk(id string) {
+	b := c.brokers[id]
+	b.fs, b.fresh, b.disk = vfs.NewMem(), false, b.disk+"+"
+	c.startBroker(id)
+}
+
 // controlPlane is the broker id the brokers heartbeat now.
 func (c *testCluster) controlPlane() string {
 	c.cpMu.Lock()
@@ -223,8 +233,8 @@ func (c *testCluster) apply(s cluster.StoredAssignment) {
 	spec := c.shards[s.Shard]
 	for _, r := range s.Assignment.Replicas {
 		b := c.brokers[r.Broker]
-		if b == nil || b.node == nil {
-			continue
+		if b == nil || b.node == nil || b.disk != r.DiskID {
+			continue // down, or back on another disk: not this replica
 		}
 		if r != s.Assignment.Leader {
 			b.node.Follow(s.Shard, s.Assignment.Generation)
@@ -241,7 +251,14 @@ func (c *testCluster) apply(s cluster.StoredAssignment) {
 			id, sid := r.Broker, s.Shard
 			onCommit = func(first, next int64, records []byte) { c.onCommit(id, sid, first, next, records) }
 		}
-		if _, err := b.node.Lead(s.Shard, s.Assignment.Generation, LeadOptions{Followers: followers,
+		var joined map[string]uint64
+		for _, j := range s.Assignment.Joins {
+			if joined == nil {
+				joined = map[string]uint64{}
+			}
+			joined[j.Replica.Broker] = j.Generation
+		}
+		if _, err := b.node.Lead(s.Shard, s.Assignment.Generation, LeadOptions{Followers: followers, Joined: joined,
 			Consistency: spec.consistency, Timeout: c.timeout, OnCommit: onCommit}); err != nil {
 			c.t.Logf("%s: leading %v at %d: %v", r.Broker, s.Shard, s.Assignment.Generation, err)
 		}

@@ -200,7 +200,13 @@ func (n *Node) logger(h *held) interface{ Warn(string, ...any) } { return h.foll
 
 // LeadOptions are a leadership's settings beyond the generation.
 type LeadOptions struct {
-	Followers   []string
+	Followers []string
+	// Joined is the generation each replica (by broker id, this one's
+	// too) that joined the set after placement joined at
+	// (cluster.Assignment.Joins; absent: since placement). A secondary
+	// part's adoption counts such a replica's log of the part only once
+	// it reaches that generation.
+	Joined      map[string]uint64
 	Consistency Consistency
 	Timeout     time.Duration
 	OnCommit    func(first, next int64, records []byte)

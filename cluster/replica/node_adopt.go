@@ -41,7 +41,7 @@ func (n *Node) leadPart(h, primary *held, gen uint64, o LeadOptions) {
 			n.logger(h).Warn("replica part could not be fenced to lead with its shard", "log", h.ref.String(), "generation", gen, "err", err)
 			return
 		}
-		for !n.adoptTail(ctx, h, gen, o.Followers) && o.Consistency == ConsistencyQuorum {
+		for !n.adoptTail(ctx, h, gen, o.Followers, o.Joined) && o.Consistency == ConsistencyQuorum {
 			// A Quorum part's acknowledged records are on a majority, not
 			// necessarily on this replica: it leads only once it heard
 			// enough replicas that every one of them is among what it took.
@@ -80,12 +80,18 @@ func (n *Node) waitPartLead(ctx context.Context) bool {
 // longer than h's own: it returns once that adoption ended (or ctx did).
 // It reports whether what h holds now covers every record a majority of
 // the replicas holds: R-M+1 replicas (h among them) answered and h took
-// the longest of their tails (any R-M+1 replicas meet every majority).
-func (n *Node) adoptTail(ctx context.Context, h *held, gen uint64, followers []string) bool {
+// the longest of their tails (any R-M+1 replicas meet every majority). A
+// follower that joined the set at generation J (joined) holds nothing
+// acknowledged before J until its log of the part reaches J: its answer
+// is adopted from when it is the longest, but counted only from then.
+func (n *Node) adoptTail(ctx context.Context, h *held, gen uint64, followers []string, joined map[string]uint64) bool {
 	if len(followers) == 0 {
 		return true
 	}
 	need := len(followers) + 1 - Majority(len(followers)+1) // answers besides h's own
+	if uint64(h.log.LastGeneration()) < joined[n.cfg.Broker.Broker] {
+		need++ // h's own log of the part does not count yet
+	}
 	ask, cancel := context.WithTimeout(ctx, n.cfg.Lease/4)
 	defer cancel()
 	answers := make(chan partEnd, len(followers))
@@ -102,7 +108,9 @@ func (n *Node) adoptTail(ctx context.Context, h *held, gen uint64, followers []s
 		if a.err != nil {
 			continue
 		}
-		answered++
+		if uint64(a.gen) >= joined[a.peer] {
+			answered++
+		}
 		if a.gen > best.gen || a.gen == best.gen && a.end > best.end {
 			best = a
 		}

@@ -94,7 +94,7 @@ func (r *Replicas) assignExternal(id cluster.ShardID, a cluster.Assignment) erro
 	r.mu.Lock()
 	x := r.external[id]
 	r.mu.Unlock()
-	o := replica.LeadOptions{Followers: followersOf(a, me), Consistency: x.consistency, Timeout: r.cfg.Timeout, External: true}
+	o := replica.LeadOptions{Followers: followersOf(a, me), Joined: joinedOf(a), Consistency: x.consistency, Timeout: r.cfg.Timeout, External: true}
 	if x.onCommit != nil && x.consistency == replica.ConsistencyQuorum {
 		gen := uint32(a.Generation)
 		o.OnCommit = func(first, next int64, records []byte) { x.onCommit(gen, first, next, records) }

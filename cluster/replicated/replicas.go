@@ -116,6 +116,20 @@ func (r *Replicas) Close() {
 	}
 }
 
+// joinedOf is the generation each replica of a that joined the set after
+// placement joined at, by broker id (replica.LeadOptions.Joined); nil
+// when none did.
+func joinedOf(a cluster.Assignment) map[string]uint64 {
+	var out map[string]uint64
+	for _, j := range a.Joins {
+		if out == nil {
+			out = make(map[string]uint64, len(a.Joins))
+		}
+		out[j.Replica.Broker] = j.Generation
+	}
+	return out
+}
+
 // followersOf is every replica of a but me, by broker id.
 func followersOf(a cluster.Assignment, me cluster.Replica) []string {
 	var out []string

@@ -81,7 +81,7 @@ func (s *replicatedShard) assign(a cluster.Assignment) error {
 	if l := s.leader.Load(); l != nil && uint64(l.Generation()) == a.Generation && rn.Leader(s.id) == l {
 		return nil // leading already (the node did not end it: a fence or a later leader would have)
 	}
-	l, err := rn.Lead(s.id, a.Generation, replica.LeadOptions{Followers: followersOf(a, me),
+	l, err := rn.Lead(s.id, a.Generation, replica.LeadOptions{Followers: followersOf(a, me), Joined: joinedOf(a),
 		Consistency: s.consistency, Timeout: s.r.cfg.Timeout, OnCommit: s.onCommit})
 	if err != nil {
 		return fmt.Errorf("felix/replicated: leading %v at generation %d: %w", s.id, a.Generation, err)
