@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/felixbroker/felix/cluster"
+	"github.com/felixbroker/felix/engine/shardlog"
 )
 
 // awaitAssignment waits (in fake time) until sid's stored assignment
@@ -106,5 +107,54 @@ func TestARecordTheOldDiskHeldIsNotLostToItsReplacement(t *testing.T) {
 		next := c.awaitLeader(sid, "", 4*c.lease)
 		c.checkHeld(next, sid, acked)
 		c.awaitHeld("c", sid, acked, 4*c.lease)
+	})
+}
+
+// A part's record only the old disk held beside the leader is not lost
+// when the new disk's replica leads the part: a and c acknowledged x on a
+// Quorum part while b was cut off; c came back on a new disk, caught up
+// with the shard's records (so it counts for them and is promoted when a
+// dies) but holds none of the part. Its own log of the part, below the
+// generation it joined at, does not count in the part's adoption: it
+// leads the part only once a (with x) answered, not on b's answer alone.
+func TestAPartRecordTheOldDiskHeldIsNotLostToItsReplacement(t *testing.T) {
+	inCluster(t, abc, func(t *testing.T, c *testCluster) {
+		sid := testShard(0)
+		c.createShard(sid, ConsistencyQuorum, "a", "c", "b")
+		logs := map[string]*shardlog.Log{}
+		for _, id := range abc {
+			logs[id] = c.holdPart(id, sid, auxPart)
+		}
+		if _, err := c.publish(sid, "r0"); err != nil {
+			t.Fatal(err)
+		}
+		c.net.Cut("a", "b")
+		if err := c.appendPartQuorum("a", sid, logs["a"], "x"); err != nil {
+			t.Fatalf("a Quorum part's write with c up: %v", err)
+		}
+		c.kill("c")
+		c.restartOnAnotherDisk("c") // holding the shard's records, not the part yet
+		c.awaitAssignment(sid, 4*c.lease, "served with c's new disk", c.servedWith("c"))
+		deadline := time.Now().Add(4 * c.lease)
+		for !slices.ContainsFunc(c.logOf("c", sid), func(r logRecord) bool { return r.gen == 2 }) {
+			if time.Now().After(deadline) {
+				t.Fatalf("c's new disk never reached generation 2: %v", c.logOf("c", sid))
+			}
+			time.Sleep(c.lease / 20)
+		}
+		c.kill("a")
+		if next := c.awaitLeader(sid, "a", 4*c.lease); next != "c" {
+			t.Fatalf("%s was promoted, want c (the highest generation)", next)
+		}
+		logs["c"] = c.holdPart("c", sid, auxPart)
+		for deadline := time.Now().Add(3 * c.lease); time.Now().Before(deadline); time.Sleep(c.lease / 20) {
+			if c.brokers["c"].node.PartLeader(sid, auxPart) != nil && !slices.Contains(partValues(t, logs["c"]), "x") {
+				t.Fatalf("c leads the part without x, on b's answer and its own empty log: %q", partValues(t, logs["c"]))
+			}
+		}
+		c.net.Heal("a", "b")
+		c.restart("a")
+		c.holdPart("a", sid, auxPart)
+		c.awaitPart("c's part once a answered", logs["c"], []string{"x"})
 	})
 }
