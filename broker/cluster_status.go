@@ -88,11 +88,15 @@ type ClusterShardJSON struct {
 
 // ClusterReplicaJSON is a replica: a broker on one disk. Live is whether
 // that broker is registered on that disk (a broker back on another disk
-// holds none of the replica's data).
+// holds none of the replica's data). JoinedAt, for a replica that took a
+// gone replica's place (its broker back on a new disk), is the generation
+// it joined at: it counts as holding the shard's data once its log
+// reaches that generation.
 type ClusterReplicaJSON struct {
-	Broker string `json:"broker"`
-	DiskID string `json:"disk_id"`
-	Live   bool   `json:"live"`
+	Broker   string `json:"broker"`
+	DiskID   string `json:"disk_id"`
+	Live     bool   `json:"live"`
+	JoinedAt uint64 `json:"joined_at,omitempty"`
 }
 
 // ClusterLeaderJSON is a shard's leader and the client address its broker

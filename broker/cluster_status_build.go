@@ -92,7 +92,8 @@ func shardJSON(s control.ShardStatus, reg map[string]cluster.Broker) ClusterShar
 	out := ClusterShardJSON{Shard: s.Shard.Shard, Replicas: make([]ClusterReplicaJSON, 0, len(a.Replicas)),
 		LeaderLive: s.LeaderLive, Generation: a.Generation}
 	for _, r := range a.Replicas {
-		out.Replicas = append(out.Replicas, ClusterReplicaJSON{Broker: r.Broker, DiskID: r.DiskID, Live: liveOn(reg, r)})
+		out.Replicas = append(out.Replicas, ClusterReplicaJSON{Broker: r.Broker, DiskID: r.DiskID, Live: liveOn(reg, r),
+			JoinedAt: a.JoinedAt(r)})
 	}
 	if a.Leader != (cluster.Replica{}) {
 		out.Leader = &ClusterLeaderJSON{Broker: a.Leader.Broker, DiskID: a.Leader.DiskID}

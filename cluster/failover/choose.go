@@ -135,13 +135,18 @@ func longer(a, b FenceReplied) bool {
 // is gone. Gone replicas stand in for answers only while fewer than a
 // majority are gone: a record acknowledged at Quorum is on M replicas, so
 // one of the others answering holds it; were M of them gone, none might.
+// A joined replica whose answer does not count yet holds none of what was
+// acknowledged before it joined: it is counted as gone.
 func (b ballot) allAnswered() bool {
 	gone := 0
 	for _, r := range b.replicas {
-		if _, ok := b.answers[r]; !ok {
-			if !b.gone[r] {
-				return false
-			}
+		a, ok := b.answers[r]
+		switch {
+		case ok && !b.counts(r, a):
+			gone++
+		case !ok && !b.gone[r]:
+			return false
+		case !ok:
 			gone++
 		}
 	}

@@ -118,3 +118,42 @@ func TestAReplacementNamesNobodyBeforeTheOldLeaderAnsweredOrItsLeaseRanOut(t *te
 		t.Fatalf("step 5 after the lease: %v, want b (the earliest of the longest)", named.Assignment)
 	}
 }
+
+// Once every replica has answered, the highest answer leads even when it
+// does not count (nothing more can be learnt), but a joined replica
+// below its join generation stands for a gone one there: with the only
+// replica replaced (R=1), or both replaced (R=2: the other's disk is
+// gone too, and its broker's new disk joins at the next generation), the
+// shard stays unavailable rather than served short or empty.
+func TestAJoinedReplicaBelowItsJoinIsNoAnswerThatAllAnswered(t *testing.T) {
+	ra2 := cluster.Replica{Broker: "a", DiskID: "disk-a2"}
+	for _, tc := range []struct {
+		name     string
+		replicas []cluster.Replica
+		back     []cluster.Replica // brokers heartbeating from a new disk
+		fenced   []cluster.Replica // the set at generation 3, every one answering empty
+	}{
+		{"R=1, its only replica replaced", []cluster.Replica{rc2}, nil, []cluster.Replica{rc2}},
+		{"R=2, the other replica's disk gone too", []cluster.Replica{ra, rc2}, []cluster.Replica{ra2}, []cluster.Replica{ra2, rc2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, 3, 0)
+			id := shardN(0)
+			h.step(failover.Assigned{Stored: cluster.StoredAssignment{Shard: id, Revision: 20, Assignment: cluster.Assignment{
+				Replicas: tc.replicas, Generation: 2, Incarnation: 1, Joins: []cluster.Join{{Replica: rc2, Generation: 2}}}},
+				ReplicationFactor: len(tc.replicas), Consistency: failover.Quorum, AcksDurable: true})
+			for i, r := range tc.back {
+				h.beat(r, uint64(i+1), 0)
+			}
+			w := h.oneWrite(h.tick(lease))
+			if !slices.Equal(w.Assignment.Replicas, tc.fenced) {
+				t.Fatalf("step 1: %v, want the set %v", w.Assignment, tc.fenced)
+			}
+			h.step(failover.WriteDone{Seq: w.Seq, Revision: 21})
+			for _, r := range tc.fenced {
+				h.noWrite(h.reply(id, r, 3, 0, 0, 0, true), "joined replicas, empty, are all that answer")
+			}
+			h.noWrite(h.tick(3*lease), "still only joined replicas")
+		})
+	}
+}

@@ -108,11 +108,15 @@ func leaderOf(s broker.ClusterShardJSON) string {
 	return s.Leader.Broker + " " + s.Leader.ClientAddr
 }
 
-// replicasOf is "a,b", each replica not live marked "(not live)".
+// replicasOf is "a,b", each replica not live marked "(not live)", one
+// that took a gone replica's place "(joined at G)".
 func replicasOf(s broker.ClusterShardJSON) string {
 	names := make([]string, len(s.Replicas))
 	for i, r := range s.Replicas {
 		names[i] = r.Broker
+		if r.JoinedAt != 0 {
+			names[i] += fmt.Sprintf(" (joined at %d)", r.JoinedAt)
+		}
 		if !r.Live {
 			names[i] += " (not live)"
 		}

@@ -54,7 +54,7 @@ func TestTheClusterStatusTableSaysWhatIsNotWell(t *testing.T) {
 			{Kind: "stream", Tenant: "t", Namespace: "n", Name: "s", ShardCount: 2, State: broker.ObjectPlaced, Shards: []broker.ClusterShardJSON{
 				{Shard: 0, Replicas: []broker.ClusterReplicaJSON{{Broker: "c"}, {Broker: "b", Live: true}},
 					Leader: &broker.ClusterLeaderJSON{Broker: "c"}, Generation: 2},
-				{Shard: 1, Replicas: []broker.ClusterReplicaJSON{{Broker: "b", Live: true}}, Generation: 3},
+				{Shard: 1, Replicas: []broker.ClusterReplicaJSON{{Broker: "b", Live: true, JoinedAt: 3}}, Generation: 3},
 			}},
 			{Kind: "cache", Tenant: "t", Namespace: "n", Name: "kv", ShardCount: 1, State: broker.ObjectUnplaced,
 				Unplaced: &broker.ClusterUnplacedJSON{Needed: 3, Live: 1}},
@@ -67,7 +67,7 @@ func TestTheClusterStatusTableSaysWhatIsNotWell(t *testing.T) {
 	contains(t, out.String(), "cluster of 1 broker (1 more named by replicas, not live), no control plane leads; seen by b at revision 9",
 		"b is not ready: opening the shards this broker holds",
 		"b   h:1     h:2   r1    yes", "c   -       -     -     no",
-		"c (not live)  c (not live),b  2", "none          b               3",
+		"c (not live)  c (not live),b   2", "none          b (joined at 3)  3",
 		"not placed: cache/t/n/kv: its replication factor needs 3 brokers, 1 live",
 		"not placed yet: stream/t/n/new (0 of 4 shards assigned)")
 }
