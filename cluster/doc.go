@@ -60,8 +60,10 @@
 //
 // A replica is a (broker id, disk id) pair. A broker that registers again
 // with a new disk id holds none of its old data: its old replicas stay
-// not live, it starts from zero counts, and it is never given the old
-// replica's place.
+// not live, it starts from zero counts, and placement never gives it the
+// old replica's place: for a replicated shard, promotion does (package
+// cluster/failover), at a new generation, as a Join that counts only once
+// the new replica holds that generation.
 //
 // # What the next step builds on
 //

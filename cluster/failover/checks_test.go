@@ -17,7 +17,11 @@ type checks struct {
 	leaseEnd   map[cluster.ShardID]time.Duration // the latest At+L granted, by any machine
 	answers    map[answerKey]failover.FenceReplied
 	oldLeader  map[cluster.ShardID]cluster.Replica // the leader before the last leaderless write
-	named      int                                 // promotions completed
+	// early: the last leaderless write came before the lease bound (a
+	// replacement), and until when that bound ran.
+	early    map[cluster.ShardID]time.Duration
+	named    int // promotions completed
+	replaced int // of them, replacing a gone replica
 }
 
 type grantKey struct {
@@ -34,7 +38,8 @@ type answerKey struct {
 
 func newChecks() checks {
 	return checks{leasedTo: map[grantKey]cluster.Replica{}, leaseEnd: map[cluster.ShardID]time.Duration{},
-		answers: map[answerKey]failover.FenceReplied{}, oldLeader: map[cluster.ShardID]cluster.Replica{}}
+		answers: map[answerKey]failover.FenceReplied{}, oldLeader: map[cluster.ShardID]cluster.Replica{},
+		early: map[cluster.ShardID]time.Duration{}}
 }
 
 // newMachine forgets what the last machine wrote: its writes not applied
@@ -72,7 +77,7 @@ func (c *checks) write(w *world, wr failover.Write) {
 		w.t.Fatalf("write %+v: the leader is not a replica", wr)
 	}
 	stored := w.store[wr.Shard].Assignment
-	if !sameSet(a.Replicas, stored.Replicas) {
+	if !sameSet(a.Replicas, stored.Replicas, brokerOf) || a.Leader != none && !sameSet(a.Replicas, stored.Replicas, cluster.Replica.String) {
 		w.t.Fatalf("write %+v: replicas differ from the store's %v", wr, stored)
 	}
 	if a.Leader == none {
@@ -83,7 +88,11 @@ func (c *checks) write(w *world, wr failover.Write) {
 		w.t.Fatalf("write %+v: want the leader first at generation %d", wr, c.leaderless[wr.Shard])
 	}
 	c.checkChoice(w, wr)
+	c.checkEarly(w, wr)
 	c.named++
+	if len(a.Joins) != 0 && slices.ContainsFunc(a.Joins, func(j cluster.Join) bool { return j.Generation == a.Generation }) {
+		c.replaced++
+	}
 }
 
 func (c *checks) checkLeaderless(w *world, wr failover.Write) {
@@ -92,8 +101,13 @@ func (c *checks) checkLeaderless(w *world, wr failover.Write) {
 		w.t.Fatalf("write %+v: generation not above %d written and %v stored", wr, c.written[wr.Shard],
 			w.store[wr.Shard].Assignment)
 	}
+	c.checkReplacement(w, wr)
+	delete(c.early, wr.Shard)
 	if bound := max(w.started+lease, c.leaseEnd[wr.Shard]); w.now < bound {
-		w.t.Fatalf("write %+v at %v: before the lease bound %v", wr, w.now, bound)
+		if slices.Equal(wr.Assignment.Replicas, w.store[wr.Shard].Assignment.Replicas) {
+			w.t.Fatalf("write %+v at %v: before the lease bound %v, replacing nobody", wr, w.now, bound)
+		}
+		c.early[wr.Shard] = bound
 	}
 	c.written[wr.Shard], c.leaderless[wr.Shard] = gen, gen
 	if old := w.store[wr.Shard].Assignment.Leader; old != (cluster.Replica{}) {
@@ -123,6 +137,35 @@ func (c *checks) checkChoice(w *world, wr failover.Write) {
 	}
 }
 
+// checkReplacement: a leaderless write changes a replica only to its
+// broker's current disk, where that broker is back on a new disk, joining
+// at the write's generation; other joins are kept as stored.
+func (c *checks) checkReplacement(w *world, wr failover.Write) {
+	a, stored := wr.Assignment, w.store[wr.Shard].Assignment
+	for i, r := range a.Replicas {
+		old := stored.Replicas[i]
+		switch {
+		case r == old && a.JoinedAt(r) != stored.JoinedAt(r):
+			w.t.Fatalf("write %+v: %v's join changed from the store's %v", wr, r, stored)
+		case r != old && (r.Broker != old.Broker || !slices.Contains(w.brokers, r) || a.JoinedAt(r) != a.Generation):
+			w.t.Fatalf("write %+v: %v replaced by %v, not its broker's current disk joining at %d", wr, old, r, a.Generation)
+		}
+	}
+}
+
+// checkEarly: a promotion begun before the lease bound names a leader
+// only once the old leader answered its fence, or the bound has passed.
+func (c *checks) checkEarly(w *world, wr failover.Write) {
+	bound, ok := c.early[wr.Shard]
+	if !ok || w.now >= bound {
+		return
+	}
+	if _, answered := c.answers[answerKey{wr.Shard, wr.Assignment.Generation, w.epoch, c.oldLeader[wr.Shard]}]; !answered {
+		w.t.Fatalf("write %+v at %v: named before the old leader %v answered or its lease ran out at %v", wr, w.now,
+			c.oldLeader[wr.Shard], bound)
+	}
+}
+
 func (c *checks) answer(_ *world, ev failover.FenceReplied) {
 	c.answers[answerKey{ev.Shard, ev.Generation, ev.Epoch, ev.From}] = ev
 }
@@ -137,21 +180,23 @@ func orderOf(a failover.FenceReplied) int64 {
 	return int64(a.LastGen)<<32 | end
 }
 
-func sameSet(a, b []cluster.Replica) bool {
-	x, y := slices.Clone(a), slices.Clone(b)
-	less := func(p, q cluster.Replica) int {
-		if p.Broker != q.Broker {
-			if p.Broker < q.Broker {
-				return -1
-			}
-			return 1
-		}
-		return 0
+// sameSet reports whether a and b hold the same keys, in any order: by
+// brokerOf (a replacement changes a broker's disk only), or by
+// Replica.String (the very replicas).
+func sameSet(a, b []cluster.Replica, key func(cluster.Replica) string) bool {
+	var x, y []string
+	for _, r := range a {
+		x = append(x, key(r))
 	}
-	slices.SortFunc(x, less)
-	slices.SortFunc(y, less)
+	for _, r := range b {
+		y = append(y, key(r))
+	}
+	slices.Sort(x)
+	slices.Sort(y)
 	return slices.Equal(x, y)
 }
+
+func brokerOf(r cluster.Replica) string { return r.Broker }
 
 // consistency is the shard's stream's level in this world.
 func (w *world) consistency(id cluster.ShardID) failover.Consistency {

@@ -95,9 +95,11 @@ func (w *world) run(steps int) {
 			w.answerWrite()
 		case n < 90:
 			w.answerFence()
-		case n < 96:
+		case n < 95:
 			b := w.brokers[w.r.IntN(len(w.brokers))]
 			w.alive[b] = !w.alive[b]
+		case n < 96:
+			w.replaceDisk(w.r.IntN(len(w.brokers)))
 		case n < 98:
 			w.assigned(w.specs[w.r.IntN(len(w.specs))].id) // a redelivery
 		case w.restarts:
@@ -137,6 +139,16 @@ func (w *world) assigned(id cluster.ShardID) {
 		c = failover.Leader
 	}
 	w.step(failover.Assigned{Stored: sa, ReplicationFactor: len(sa.Assignment.Replicas), Consistency: c})
+}
+
+// replaceDisk brings broker i back on a new disk: its old replicas are
+// gone for good, and it heartbeats from the new one.
+func (w *world) replaceDisk(i int) {
+	old := w.brokers[i]
+	w.alive[old] = false
+	w.brokers[i] = cluster.Replica{Broker: old.Broker, DiskID: old.DiskID + "+"}
+	w.alive[w.brokers[i]] = true
+	w.heartbeat(w.brokers[i])
 }
 
 // heartbeat sends a broker's reports: mostly at the stored generation,
@@ -222,15 +234,15 @@ func (w *world) answerFence() {
 // TestRandomEventsKeepTheInvariants runs seeded random worlds, new control
 // planes included, checking every action (checks_test.go).
 func TestRandomEventsKeepTheInvariants(t *testing.T) {
-	promoted := 0
+	promoted, replaced := 0, 0
 	for seed := range uint64(300) {
 		w := newWorld(t, seed, true)
 		w.run(400)
-		promoted += w.checks.named
+		promoted, replaced = promoted+w.checks.named, replaced+w.checks.replaced
 	}
-	t.Logf("%d promotions completed", promoted)
-	if promoted < 100 {
-		t.Fatalf("only %d promotions completed: the worlds do not exercise promotion", promoted)
+	t.Logf("%d promotions completed, %d of them replacing a gone replica", promoted, replaced)
+	if promoted < 100 || replaced < 20 {
+		t.Fatalf("only %d promotions completed, %d replacing: the worlds do not exercise promotion", promoted, replaced)
 	}
 }
 
