@@ -27,7 +27,7 @@ type broker struct {
 	tr    *peer.Mem
 	node  *replica.Node
 	logs  []*shardlog.Log // by shard index; nil while down
-	fresh bool            // its disk was replaced at its last start
+	fresh bool            // its disk was replaced (a new disk id) at its last start
 	boot  string          // the machine's boot id: a power cut changes it
 
 	// The adapter and its view, while it is up and the run has caches or
@@ -119,7 +119,7 @@ func (w *World) startBroker(b *broker) error {
 			return fmt.Errorf("%s: opening shard %d: %w", b.id, i, err)
 		}
 		b.logs[i] = l
-		err = node.Hold(shardID(i), l, replica.FollowerConfig{FS: fs, Dir: shardDir(i), NewDisk: b.fresh, BootID: b.boot, Logger: quiet})
+		err = node.Hold(shardID(i), l, replica.FollowerConfig{FS: fs, Dir: shardDir(i), BootID: b.boot, Logger: quiet})
 		if err != nil {
 			return fmt.Errorf("%s: holding shard %d: %w", b.id, i, err)
 		}
@@ -134,13 +134,19 @@ func (w *World) startBroker(b *broker) error {
 }
 
 // holdsShard reports whether b holds shard id: it is one of its replicas,
-// on the disk it has now (or the shard is not placed yet).
+// on the disk it has now (or the shard is not placed yet). A broker back
+// on a new disk also holds, empty, each shard a replica of its old disk
+// was in: the control plane gives that replica's place to the new disk
+// at the shard's next generation (cluster/failover replace.go), and the
+// broker, which opens its logs only at its start here, holds them ready.
 func (w *World) holdsShard(b *broker, id cluster.ShardID) bool {
 	if w.cp == nil {
 		return true
 	}
 	s, ok := w.cp.table[id]
-	return !ok || slices.Contains(s.Assignment.Replicas, cluster.Replica{Broker: b.id, DiskID: b.disk})
+	return !ok || slices.ContainsFunc(s.Assignment.Replicas, func(r cluster.Replica) bool {
+		return r.Broker == b.id && (r.DiskID == b.disk || b.fresh)
+	})
 }
 
 // stop closes b's node, transport and logs; a log that closes cleanly

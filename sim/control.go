@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/felixbroker/felix/check"
@@ -201,6 +202,9 @@ func (cp *control) write(wr failover.Write) {
 	s := cluster.StoredAssignment{Shard: wr.Shard, Assignment: wr.Assignment.Clone(), Revision: cp.rev}
 	cp.table[wr.Shard] = s
 	cp.notePromotion(cur, s)
+	if a := s.Assignment; a.Leader != (cluster.Replica{}) && slices.ContainsFunc(a.Joins, func(j cluster.Join) bool { return j.Generation == a.Generation }) {
+		cp.w.stats.Replacements++ // a gone replica's place given to its broker's new disk, and a leader named
+	}
 	cp.w.trace.add("write %s gen %d leader %q", shardName(wr.Shard), s.Assignment.Generation, s.Assignment.Leader.Broker)
 	cp.step(failover.WriteDone{Seq: wr.Seq, Revision: s.Revision})
 	cp.step(cp.assigned(s))

@@ -12,7 +12,7 @@ import (
 // The kinds of fault a run injects.
 const (
 	faultKill       = "kill"          // a power cut of a broker, restarted at the end on what its disk kept
-	faultDisk       = "disk-replaced" // a power cut, restarted on an empty disk that kept its id
+	faultDisk       = "disk-replaced" // a power cut, restarted on an empty disk with a new disk id, replicated again
 	faultFreeze     = "freeze"        // a broker's messages held past its lease, then let go
 	faultPartition  = "partition"     // a broker cut off from every other, both ways
 	faultOneWay     = "one-way"       // a broker's messages out (or in) lost, the other way working

@@ -14,6 +14,7 @@ type figures struct {
 	ops, publishes, acked  int
 	reads, acks, delivered int
 	promotions             int
+	replacements           int
 	anomalies, tolerated   map[string]int
 	unavailable            int
 	shards                 map[string]int // by class
@@ -91,11 +92,12 @@ func (f *figures) add(r *Result) {
 	}
 	f.delivered += r.Stats.Delivered
 	f.unavailable += r.Stats.FinalUnavailable
+	f.replacements += r.Stats.Replacements
 }
 
 func (f *figures) String() string {
-	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d promotions, %d messages delivered; through the engine: %d seeds, %d ops (%d publishes, %d acknowledged, %d reads), %d subscriptions delivering %d records, anomalies %s; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
-		f.seeds, f.failed, sorted(f.shards), sorted(f.caches), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.promotions, f.delivered,
+	return fmt.Sprintf("%d seeds, %d failed; shards %s; caches %s; faults %s; %d ops checked (%d publishes, %d acknowledged, %d reads), %d broker acks, %d promotions (%d of them replacing a disk), %d messages delivered; through the engine: %d seeds, %d ops (%d publishes, %d acknowledged, %d reads), %d subscriptions delivering %d records, anomalies %s; %d cache and counter ops checked (%d answered, %d keys checked for linearizability); anomalies %s (of which tolerated by a Leader or Periodic shard's or cache's contract: %s); %d shards with no serving leader at the end",
+		f.seeds, f.failed, sorted(f.shards), sorted(f.caches), sorted(f.faults), f.ops, f.publishes, f.acked, f.reads, f.acks, f.promotions, f.replacements, f.delivered,
 		f.engineSeeds, f.engineOps, f.enginePublishes, f.engineAcked, f.engineReads, f.subscriptions, f.subRecords, sorted(f.engineAnomalies),
 		f.cacheOps, f.cacheOk, f.cacheKeys, sorted(f.anomalies), sorted(f.tolerated), f.unavailable)
 }

@@ -62,6 +62,9 @@ type Stats struct {
 	Subscriptions, SubRecords int
 	CacheOps, CacheOk         int // cache and counter operations, and those answered
 	FinalUnavailable          int // shards that had no serving leader at the end
+	// Replacements: leaders named at a generation where a broker back on
+	// a new disk took its old replica's place.
+	Replacements int
 }
 
 func newWorld(cfg Config) (*World, error) {
@@ -242,11 +245,24 @@ func (w *World) applyTo(b *broker, s cluster.StoredAssignment) {
 		b.node.Follow(s.Shard, a.Generation)
 	default:
 		spec := w.cfg.Shards[s.Shard.Shard]
-		if _, err := b.node.Lead(s.Shard, a.Generation, replica.LeadOptions{Followers: followers, Consistency: spec.Consistency,
-			Timeout: w.cfg.Lease}); err != nil {
+		if _, err := b.node.Lead(s.Shard, a.Generation, replica.LeadOptions{Followers: followers, Joined: joinedOf(a),
+			Consistency: spec.Consistency, Timeout: w.cfg.Lease}); err != nil {
 			w.trace.add("%s lead shard %d at %d: %v", b.id, s.Shard.Shard, a.Generation, err)
 		}
 	}
+}
+
+// joinedOf is the generation each replica of a that joined after
+// placement joined at, by broker id (replica.LeadOptions.Joined).
+func joinedOf(a cluster.Assignment) map[string]uint64 {
+	var out map[string]uint64
+	for _, j := range a.Joins {
+		if out == nil {
+			out = map[string]uint64{}
+		}
+		out[j.Replica.Broker] = j.Generation
+	}
+	return out
 }
 
 // leaderOf is the broker the store names shard i's leader (nil: none).
