@@ -10,6 +10,7 @@ import (
 	"github.com/felixbroker/felix/client"
 	"github.com/felixbroker/felix/cluster"
 	"github.com/felixbroker/felix/cluster/control"
+	"github.com/felixbroker/felix/cluster/store"
 	"github.com/felixbroker/felix/engine"
 	"github.com/felixbroker/felix/engine/cache"
 )
@@ -100,6 +101,7 @@ func TestACounterSurvivesTheLossOfItsOwner(t *testing.T) {
 // and one shard, the broker that owns (leads) it, and a cluster client.
 type cacheCluster struct {
 	t       *testing.T
+	store   store.Store
 	brokers map[string]*Broker
 	id      cache.ID
 	owner   string
@@ -109,13 +111,10 @@ type cacheCluster struct {
 
 func startCacheCluster(t *testing.T) *cacheCluster {
 	s := sharedStore(t)
-	cc := &cacheCluster{t: t, brokers: map[string]*Broker{}, id: cache.ID{Tenant: "t", Namespace: "n", Name: "kv"}}
+	cc := &cacheCluster{t: t, store: s, brokers: map[string]*Broker{}, id: cache.ID{Tenant: "t", Namespace: "n", Name: "kv"}}
 	var seeds []string
 	for _, id := range []string{"a", "b", "c"} {
-		cfg := clustered(id, s, Config{})
-		cfg.Cluster.ShardLease, cfg.Cluster.PublishTimeout = replicationLease, 2*time.Second
-		b := start(t, cfg)
-		cc.brokers[id] = b
+		b := cc.startBroker(id)
 		seeds = append(seeds, b.Addr().String())
 	}
 	a := cc.brokers["a"]
@@ -123,6 +122,16 @@ func startCacheCluster(t *testing.T) *cacheCluster {
 	cfg := cache.Config{Shards: 1, Durable: true, ReplicationFactor: 3, Fsync: engine.FsyncSetting{Kind: "OnCommit"}}
 	cc.openCache(t, a, seeds, cfg)
 	return cc
+}
+
+// startBroker starts broker id of the cluster, on a data directory of its
+// own (a new one each time).
+func (cc *cacheCluster) startBroker(id string) *Broker {
+	cfg := clustered(id, cc.store, Config{})
+	cfg.Cluster.ShardLease, cfg.Cluster.PublishTimeout = replicationLease, 2*time.Second
+	b := start(cc.t, cfg)
+	cc.brokers[id] = b
+	return b
 }
 
 // ownerIn is the broker v names as the owner of the cache's shard, "" when

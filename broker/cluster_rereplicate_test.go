@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -87,5 +88,45 @@ func awaitValues(t *testing.T, b *Broker, id engine.StreamID, want []string) {
 			t.Fatalf("%s holds %v, want %v, within %v", b.cfg.Cluster.BrokerID, got, want, clusterWait)
 		}
 		time.Sleep(20 * time.Millisecond) // polls a follower's catching up over TCP
+	}
+}
+
+// A cache's follower back on a wiped data directory is given its place
+// again and shipped the cache's values and counters: once it holds them,
+// the owner can stop and the successor (the other follower or the new
+// disk) serves every value and the counter's sum.
+func TestACacheFollowerOnAWipedDiskIsReplicatedAgain(t *testing.T) {
+	cc := startCacheCluster(t)
+	for i := range 5 {
+		cc.put(fmt.Sprint("k", i), fmt.Sprint("v", i))
+	}
+	cc.add([]byte("n"), 7)
+	wiped := "a"
+	for wiped == cc.owner {
+		wiped = string(rune(wiped[0] + 1))
+	}
+	stop(t, cc.brokers[wiped])
+	newDisk := cluster.Replica{Broker: wiped, DiskID: cc.startBroker(wiped).DiskID()}
+	owner := cc.brokers[cc.owner]
+	waitView(t, owner.View(), "the new disk takes the old replica's place", func() bool {
+		for _, ls := range owner.View().Local() {
+			if a := ls.Assignment; ls.Shard.Object.Kind == cluster.KindCache && a.Holds(newDisk) && a.Leader != (cluster.Replica{}) {
+				return true
+			}
+		}
+		return false
+	})
+	cc.put("after", "x")
+	cc.add([]byte("n"), 3)
+	cc.awaitFollowersHoldTheLogs()
+	next := cc.failover()
+	for i := range 5 {
+		k, v := fmt.Sprint("k", i), fmt.Sprint("v", i)
+		if item, err := cc.values.Get(testCtx(t), []byte(k)); err != nil || !item.Found || string(item.Value) != v {
+			t.Fatalf("%s on %s after %s stopped: %+v %v, want %q", k, next, cc.old, item, err, v)
+		}
+	}
+	if v, err := cc.values.Counter("n").Get(testCtx(t)); err != nil || v.Sum != 10 {
+		t.Fatalf("the counter on %s after %s stopped: %+v %v, want 10", next, cc.old, v, err)
 	}
 }
